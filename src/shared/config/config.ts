@@ -1,0 +1,305 @@
+import * as path from 'node:path';
+
+export type Role = 'controller' | 'dispatcher' | 'all';
+export const ROLES: readonly Role[] = ['controller', 'dispatcher', 'all'];
+
+export type LocalEngine = 'process' | 'docker';
+export type RuntimeBackendName = 'local' | 'kubernetes';
+
+/** Every setting of both roles, typed. Read once at boot by `loadConfig`. */
+export interface AppConfig {
+  role: Role;
+  production: boolean;
+  host: string;
+  controllerPort: number;
+  dispatcherPort: number;
+  dataDir: string;
+  logLevel: string;
+  /** Express `trust proxy`: false, true, a hop count or a list of addresses. */
+  trustProxy: boolean | number | string;
+
+  databaseUrl: string | null;
+  databasePoolSize: number;
+  migrationsRun: boolean;
+  redisUrl: string | null;
+  cachePrefix: string;
+  s3: { endpoint: string; accessKey: string; secretKey: string; bucket: string; region: string } | null;
+
+  maxJsonBytes: number;
+  maxPackageBytes: number;
+
+  // controller
+  publicUrl: string;
+  apiToken: string;
+  secretKey: string;
+  callbackSigningKey: string | null;
+  dispatcherApiKey: string | null;
+  oauthTokenTtlSeconds: number;
+  /** Token endpoint requests allowed per client and per address per minute. */
+  oauthTokenRateLimit: number;
+  forgeWebhookSecret: string | null;
+  chatSigningSecret: string | null;
+  customWebhookSecret: string | null;
+  authFailureLimit: number;
+  authFailureWindowSeconds: number;
+  taskWatchdogGraceSeconds: number;
+  /** How often pending tasks are offered to dispatchers again and the watchdog looks. */
+  taskDispatchRetrySeconds: number;
+  webhookPayloadMaxBytes: number;
+
+  // dispatcher
+  apiKey: string;
+  agentKey: string;
+  agentKeyPerTaskOnly: boolean;
+  dispatcherName: string;
+  dispatcherPublicUrl: string;
+  dispatcherCloud: string;
+  dispatcherLabels: Record<string, string>;
+  dispatcherBackends: RuntimeBackendName[];
+  heartbeatIntervalSeconds: number;
+  controllerUrl: string | null;
+  controllerToken: string | null;
+  controllerClientId: string | null;
+  controllerClientSecret: string | null;
+  maxConcurrentTasks: number;
+  startGraceSeconds: number;
+  callbackMaxAgeSeconds: number;
+  localEngine: LocalEngine;
+  dockerHost: string | null;
+  /** The docker engine's container network; `host` lets agents reach DISPATCHER_URL on loopback. */
+  dockerNetwork: string;
+  localImageCommands: Record<string, string>;
+  kubeNamespace: string;
+  kubeconfig: string | null;
+  kubeApiQps: number;
+  jobTtlSecondsAfterFinished: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** Secrets that are generated in embedded mode and required in production, per role. */
+export const CONTROLLER_SECRETS = ['API_TOKEN', 'SECRET_KEY', 'CALLBACK_SIGNING_KEY', 'DISPATCHER_API_KEY'] as const;
+export const DISPATCHER_SECRETS = ['API_KEY', 'AGENT_KEY', 'CALLBACK_SIGNING_KEY'] as const;
+/** Secrets that production may leave unset on purpose (the feature is then off). */
+export const OPTIONAL_IN_PRODUCTION = new Set(['CALLBACK_SIGNING_KEY', 'DISPATCHER_API_KEY']);
+
+type Env = Record<string, string | undefined>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string {
+    return this.raw(name) ?? fallback;
+  }
+
+  optional(name: string): string | null {
+    return this.raw(name) ?? null;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const parsed = Number(value);
+    if (!/^-?\d+$/.test(value) || parsed < min || parsed > max) {
+      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${value}")`);
+      return fallback;
+    }
+    return parsed;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(value)) return true;
+    if (['false', '0', 'no'].includes(value)) return false;
+    this.problems.push(`${name} must be true or false (got "${value}")`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!allowed.includes(value as T)) {
+      this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${value}")`);
+      return fallback;
+    }
+    return value as T;
+  }
+
+  url(name: string, fallback: string | null, protocols = ['http:', 'https:']): string | null {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+      return value.replace(/\/+$/, '');
+    } catch {
+      this.problems.push(`${name} must be a URL with ${protocols.join(' or ')} (got "${value}")`);
+      return fallback;
+    }
+  }
+
+  stringMap(name: string): Record<string, string> {
+    const value = this.raw(name);
+    if (value === undefined) return {};
+    try {
+      const parsed: unknown = JSON.parse(value);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+        && Object.values(parsed).every((v) => typeof v === 'string')) {
+        return parsed as Record<string, string>;
+      }
+    } catch {
+      // reported below
+    }
+    this.problems.push(`${name} must be a JSON object of strings (got "${value}")`);
+    return {};
+  }
+
+  list<T extends string>(name: string, fallback: T[], allowed: readonly T[]): T[] {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const items = value.split(',').map((s) => s.trim()).filter(Boolean);
+    const wrong = items.filter((item) => !allowed.includes(item as T));
+    if (wrong.length > 0 || items.length === 0) {
+      this.problems.push(`${name} must be a comma-separated list of ${allowed.join(', ')} (got "${value}")`);
+      return fallback;
+    }
+    return [...new Set(items)] as T[];
+  }
+}
+
+/** The role from `--role X` / `--role=X` on the command line, else `ROLE`, else `all`. */
+export function roleFrom(argv: string[], env: Env): string {
+  const index = argv.findIndex((arg) => arg === '--role' || arg.startsWith('--role='));
+  if (index >= 0) {
+    const arg = argv[index];
+    return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : (argv[index + 1] ?? '');
+  }
+  return env.ROLE?.trim() || 'all';
+}
+
+/**
+ * Reads and validates every setting. Secrets are expected to be present in `env`
+ * already (embedded mode fills them in from `secrets.ts` before this runs).
+ */
+export function loadConfig(env: Env, argv: string[] = []): AppConfig {
+  const r = new Reader(env);
+  const roleName = roleFrom(argv, env);
+  if (!ROLES.includes(roleName as Role)) {
+    throw new ConfigError([`ROLE (or --role) must be one of ${ROLES.join(', ')} (got "${roleName}")`]);
+  }
+  const role = roleName as Role;
+  const production = env.NODE_ENV === 'production';
+  const controllerPort = r.int('CONTROLLER_PORT', 8000, 0, 65535);
+  const dispatcherPort = r.int('DISPATCHER_PORT', 8080, 0, 65535);
+  const dataDir = path.resolve(r.string('DATA_DIR', './.data'));
+  const s3Endpoint = r.url('S3_ENDPOINT', null);
+  const s3 = s3Endpoint
+    ? {
+        endpoint: s3Endpoint,
+        accessKey: r.string('S3_ACCESS_KEY', ''),
+        secretKey: r.string('S3_SECRET_KEY', ''),
+        bucket: r.string('S3_BUCKET', 'agent-tasks'),
+        region: r.string('S3_REGION', 'us-east-1'),
+      }
+    : null;
+  if (s3 && (!s3.accessKey || !s3.secretKey)) {
+    r.problems.push('S3_ACCESS_KEY and S3_SECRET_KEY are required when S3_ENDPOINT is set');
+  }
+  const controllerPublic = `http://127.0.0.1:${controllerPort}`;
+
+  const config: AppConfig = {
+    role,
+    production,
+    host: r.string('HOST', production ? '0.0.0.0' : '127.0.0.1'),
+    controllerPort,
+    dispatcherPort,
+    dataDir,
+    trustProxy: parseTrustProxy(r.string('TRUST_PROXY', 'false')),
+    logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+
+    databaseUrl: r.url('DATABASE_URL', null, ['postgres:', 'postgresql:']),
+    databasePoolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 200),
+    migrationsRun: r.bool('MIGRATIONS_RUN', true),
+    redisUrl: r.url('REDIS_URL', null, ['redis:', 'rediss:']),
+    cachePrefix: r.string('CACHE_PREFIX', 'atc:'),
+    s3,
+
+    maxJsonBytes: r.int('MAX_JSON_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxPackageBytes: r.int('MAX_PACKAGE_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
+
+    publicUrl: r.url('PUBLIC_URL', controllerPublic) ?? controllerPublic,
+    apiToken: r.string('API_TOKEN', ''),
+    secretKey: r.string('SECRET_KEY', ''),
+    callbackSigningKey: r.optional('CALLBACK_SIGNING_KEY'),
+    dispatcherApiKey: r.optional('DISPATCHER_API_KEY'),
+    oauthTokenTtlSeconds: r.int('OAUTH_TOKEN_TTL_SECONDS', 3600, 60, 7 * 24 * 3600),
+    oauthTokenRateLimit: r.int('OAUTH_TOKEN_RATE_LIMIT', 60, 1, 100000),
+    forgeWebhookSecret: r.optional('FORGE_WEBHOOK_SECRET'),
+    chatSigningSecret: r.optional('CHAT_SIGNING_SECRET'),
+    customWebhookSecret: r.optional('CUSTOM_WEBHOOK_SECRET'),
+    authFailureLimit: r.int('AUTH_FAILURE_LIMIT', 20, 1, 100000),
+    authFailureWindowSeconds: r.int('AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
+    taskWatchdogGraceSeconds: r.int('TASK_WATCHDOG_GRACE_SECONDS', 60, 0, 86400),
+    taskDispatchRetrySeconds: r.int('TASK_DISPATCH_RETRY_SECONDS', 5, 1, 3600),
+    webhookPayloadMaxBytes: r.int('WEBHOOK_PAYLOAD_MAX_BYTES', 256 * 1024, 0, 1024 * 1024 * 1024),
+
+    apiKey: r.string('API_KEY', ''),
+    agentKey: r.string('AGENT_KEY', ''),
+    agentKeyPerTaskOnly: r.bool('AGENT_KEY_PER_TASK_ONLY', false),
+    dispatcherName: r.string('DISPATCHER_NAME', 'local'),
+    dispatcherPublicUrl: r.url('DISPATCHER_PUBLIC_URL', `http://127.0.0.1:${dispatcherPort}`)!,
+    dispatcherCloud: r.string('DISPATCHER_CLOUD', 'local'),
+    dispatcherLabels: r.stringMap('DISPATCHER_LABELS'),
+    dispatcherBackends: r.list<RuntimeBackendName>('DISPATCHER_BACKENDS', ['local'], ['local', 'kubernetes']),
+    heartbeatIntervalSeconds: r.int('HEARTBEAT_INTERVAL_SECONDS', 30, 1, 3600),
+    controllerUrl: r.url('CONTROLLER_URL', role === 'all' ? controllerPublic : null),
+    controllerToken: r.optional('CONTROLLER_TOKEN'),
+    controllerClientId: r.optional('CONTROLLER_CLIENT_ID'),
+    controllerClientSecret: r.optional('CONTROLLER_CLIENT_SECRET'),
+    maxConcurrentTasks: r.int('MAX_CONCURRENT_TASKS', 10, 1, 10000),
+    startGraceSeconds: r.int('START_GRACE_SECONDS', 120, 1, 86400),
+    callbackMaxAgeSeconds: r.int('CALLBACK_MAX_AGE_SECONDS', 86400, 1, 30 * 86400),
+    localEngine: r.oneOf<LocalEngine>('LOCAL_ENGINE', 'process', ['process', 'docker']),
+    dockerHost: r.optional('DOCKER_HOST'),
+    dockerNetwork: r.string('DOCKER_NETWORK', 'host'),
+    localImageCommands: r.stringMap('LOCAL_IMAGE_COMMANDS'),
+    kubeNamespace: r.string('KUBE_NAMESPACE', 'default'),
+    kubeconfig: r.optional('KUBECONFIG'),
+    kubeApiQps: r.int('KUBE_API_QPS', 20, 1, 10000),
+    jobTtlSecondsAfterFinished: r.int('JOB_TTL_SECONDS_AFTER_FINISHED', 600, 0, 30 * 86400),
+  };
+
+  const needed = [
+    ...(role !== 'dispatcher' ? CONTROLLER_SECRETS : []),
+    ...(role !== 'controller' ? DISPATCHER_SECRETS : []),
+  ];
+  for (const name of new Set(needed)) {
+    if (!r.raw(name) && !OPTIONAL_IN_PRODUCTION.has(name)) {
+      r.problems.push(
+        production
+          ? `${name} is required when NODE_ENV=production`
+          : `${name} is not set (embedded mode generates it under DATA_DIR)`,
+      );
+    }
+  }
+
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+function parseTrustProxy(value: string): boolean | number | string {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return /^\d+$/.test(value) ? Number(value) : value;
+}

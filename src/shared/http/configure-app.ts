@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import express, { NextFunction, Request, Response } from 'express';
+import { AppConfig } from '../config/config';
+import { DomainError } from '../errors/domain-error';
+import { ControllerExceptionFilter, DispatcherExceptionFilter } from '../errors/exception-filters';
+import { createValidationPipe } from '../errors/validation';
+import { rootLogger } from '../logging/logger';
+import { requestContext } from '../logging/request-context';
+import { httpMetricsMiddleware } from '../metrics/metrics';
+
+export type HttpRole = 'controller' | 'dispatcher';
+
+/** The raw request bytes, kept for signature checks (callbacks, webhooks). */
+export interface RawBodyRequest extends Request {
+  rawBody?: Buffer;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const BODY_TYPES = ['application/json', 'application/*+json', 'application/x-www-form-urlencoded', 'multipart/form-data'];
+
+function keepRawBody(request: RawBodyRequest, _response: Response, buffer: Buffer): void {
+  request.rawBody = buffer;
+}
+
+/** Everything both roles' HTTP servers share: ids, logs, metrics, bodies, errors, docs. */
+export function configureHttp(app: INestApplication, role: HttpRole, config: AppConfig): void {
+  const http = app.getHttpAdapter().getInstance() as express.Express;
+  http.disable('x-powered-by');
+  http.set('trust proxy', config.trustProxy);
+
+  app.use((request: Request, response: Response, next: NextFunction) => {
+    const given = request.header('x-request-id');
+    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
+    response.setHeader('X-Request-Id', requestId);
+    requestContext.run({ requestId }, next);
+  });
+  app.use(accessLog(role));
+  app.use(httpMetricsMiddleware(role));
+  if (role === 'dispatcher') {
+    // Agents PUT result objects of any type; the bytes are stored as they come.
+    app.use('/agent/objects', express.raw({ type: () => true, limit: config.maxPackageBytes }));
+  }
+  app.use(refuseUnknownBodyTypes);
+  app.use(express.json({ limit: config.maxJsonBytes, type: ['application/json', 'application/*+json'], verify: keepRawBody }));
+  app.use(express.urlencoded({ limit: config.maxJsonBytes, extended: false, verify: keepRawBody }));
+
+  app.useGlobalFilters(role === 'controller' ? new ControllerExceptionFilter() : new DispatcherExceptionFilter());
+  app.useGlobalPipes(createValidationPipe());
+
+  const document = SwaggerModule.createDocument(
+    app,
+    documentBuilder(role).build(),
+  );
+  SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs/openapi.json' });
+}
+
+function documentBuilder(role: HttpRole): DocumentBuilder {
+  const builder = new DocumentBuilder()
+    .setTitle(role === 'controller' ? 'Agent task controller' : 'Agent task dispatcher')
+    .setVersion('1');
+  if (role !== 'controller') {
+    // The schemes named by the dispatcher's `@ApiKeyAuth()` and `@AgentAuth()`.
+    return builder
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The dispatcher\'s API_KEY' }, 'api_key')
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Agent-Key', description: 'A per-task agent key (or AGENT_KEY)' }, 'agent_key');
+  }
+  // The schemes named by the controller's auth decorators (`@ApiSecurity('token')`, `@ApiBearerAuth()`)
+  // and by the task callback and progress endpoints (`callback_token`).
+  return builder
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Operator token, sent as "Token <key>"' }, 'token')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'OAuth 2.0 access token from POST /api/v1/oauth/token/' })
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: "The task's callback token (task callback and progress only)" }, 'callback_token');
+}
+
+/** A body the server cannot read is 415 before any handler runs. */
+function refuseUnknownBodyTypes(request: Request, _response: Response, next: NextFunction): void {
+  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  if (!hasBody || Buffer.isBuffer(request.body) || ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(request.method)) return next();
+  const type = request.headers['content-type'];
+  if (type && BODY_TYPES.some((allowed) => request.is(allowed))) return next();
+  next(new DomainError('unsupported_media_type', `Content-Type ${type ? `"${type.split(';')[0]}"` : '(none)'} is not supported; send application/json.`));
+}
+
+const QUIET_PATHS = new Set(['/health', '/health/', '/ready', '/ready/', '/metrics']);
+
+/** One line per answered request (probes and metrics only when they fail). */
+function accessLog(role: HttpRole) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const started = process.hrtime.bigint();
+    response.on('finish', () => {
+      if (QUIET_PATHS.has(request.path) && response.statusCode < 400) return;
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const level = response.statusCode >= 500 ? 'error' : 'info';
+      rootLogger()[level](
+        { role, method: request.method, url: redactQuery(request.originalUrl), status: response.statusCode, duration_ms: Math.round(durationMs * 10) / 10 },
+        'request completed',
+      );
+    });
+    next();
+  };
+}
+
+function redactQuery(url: string): string {
+  return url.replace(/([?&](?:token|key|secret|signature)[^=]*=)[^&]*/gi, '$1[redacted]');
+}
+

@@ -1,0 +1,90 @@
+import { LoggerService } from '@nestjs/common';
+import pino, { Logger as PinoLogger } from 'pino';
+import { requestContext } from './request-context';
+
+/** Header and field names whose values never reach a log line. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers["x-agent-key"]',
+  'req.headers.cookie',
+  'req.headers["x-service-signature"]',
+  'res.headers["set-cookie"]',
+  '*.callback_token',
+  '*.client_secret',
+  '*.api_key',
+  '*.access_token',
+  '*.password',
+  '*.secret',
+  '*.token',
+];
+
+let root: PinoLogger | undefined;
+
+export function createRootLogger(level: string, destination?: pino.DestinationStream): PinoLogger {
+  root = pino(
+    {
+      level,
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      mixin: () => {
+        const context = requestContext.getStore();
+        return context ? { request_id: context.requestId } : {};
+      },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+  return root;
+}
+
+export function rootLogger(): PinoLogger {
+  return root ?? createRootLogger(process.env.LOG_LEVEL ?? 'info');
+}
+
+/**
+ * In the `all` role each role is its own Nest application with its own default data
+ * source; @nestjs/typeorm keeps one process-wide list of names and warns about the second,
+ * which does not apply to separate applications.
+ */
+const DEBUG_ONLY_CONTEXTS = new Set(['DataSourceNameRegistry']);
+
+/** Nest's logger interface on top of pino; the Nest context becomes the `context` field. */
+export class PinoNestLogger implements LoggerService {
+  constructor(private readonly logger: PinoLogger) {}
+
+  log(message: unknown, ...rest: unknown[]): void {
+    this.write('info', message, rest);
+  }
+  error(message: unknown, ...rest: unknown[]): void {
+    this.write('error', message, rest);
+  }
+  warn(message: unknown, ...rest: unknown[]): void {
+    this.write('warn', message, rest);
+  }
+  debug(message: unknown, ...rest: unknown[]): void {
+    this.write('debug', message, rest);
+  }
+  verbose(message: unknown, ...rest: unknown[]): void {
+    this.write('trace', message, rest);
+  }
+  fatal(message: unknown, ...rest: unknown[]): void {
+    this.write('fatal', message, rest);
+  }
+
+  private write(given: pino.Level, message: unknown, rest: unknown[]): void {
+    const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
+    const level = context && DEBUG_ONLY_CONTEXTS.has(context) ? 'debug' : given;
+    const bindings = context ? { context } : {};
+    if (message !== null && typeof message === 'object' && !(message instanceof Error)) {
+      const text = typeof rest[0] === 'string' ? rest[0] : undefined;
+      this.logger[level]({ ...bindings, ...(message as object) }, text);
+    } else if (message instanceof Error) {
+      this.logger[level]({ ...bindings, err: message }, message.message);
+    } else {
+      const stack = level === 'error' && typeof rest[0] === 'string' && rest[0].includes('\n    at ') ? rest[0] : undefined;
+      this.logger[level]({ ...bindings, ...(stack ? { stack } : {}) }, String(message));
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import type { NextFunction, Request, Response } from 'express';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/** One registry per process; in the `all` role both servers report into it by `role`. */
+export const metricsRegistry = new Registry();
+collectDefaultMetrics({ register: metricsRegistry });
+
+const requests = new Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests answered, by role, method, route and status.',
+  labelNames: ['role', 'method', 'route', 'status'] as const,
+  registers: [metricsRegistry],
+});
+
+const durations = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'Time to answer HTTP requests, by role, method, route and status.',
+  labelNames: ['role', 'method', 'route', 'status'] as const,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [metricsRegistry],
+});
+
+/** Records each request under its route pattern (never the raw path, which holds ids). */
+export function httpMetricsMiddleware(role: string) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    const stop = durations.startTimer();
+    response.on('finish', () => {
+      const routePath = (request.route as { path?: string } | undefined)?.path;
+      const route = routePath ? `${request.baseUrl}${routePath}` : 'unmatched';
+      const labels = { role, method: request.method, route, status: String(response.statusCode) };
+      requests.inc(labels);
+      stop(labels);
+    });
+    next();
+  };
+}

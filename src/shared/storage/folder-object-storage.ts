@@ -1,0 +1,66 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { assertObjectKey, ObjectInfo, ObjectStorage } from './object-storage';
+
+/**
+ * Objects as files under one folder. A put writes a temporary file and renames it into
+ * place, so a reader never sees half an object and a failed upload leaves nothing.
+ * Content types are not kept: readers of this store know what they stored.
+ */
+export class FolderObjectStorage implements ObjectStorage {
+  constructor(private readonly root: string) {}
+
+  async put(key: string, body: Buffer | Readable): Promise<ObjectInfo> {
+    const target = this.pathOf(key);
+    await fs.mkdir(path.dirname(target), { recursive: true });
+    const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomUUID()}.partial`);
+    try {
+      if (Buffer.isBuffer(body)) await fs.writeFile(temporary, body);
+      else await pipeline(body, createWriteStream(temporary));
+      await fs.rename(temporary, target);
+    } catch (error) {
+      await fs.rm(temporary, { force: true });
+      throw error;
+    }
+    return (await this.stat(key))!;
+  }
+
+  async get(key: string): Promise<Readable | null> {
+    if (!(await this.exists(key))) return null;
+    return createReadStream(this.pathOf(key));
+  }
+
+  async stat(key: string): Promise<ObjectInfo | null> {
+    const file = this.pathOf(key);
+    try {
+      const stats = await fs.stat(file);
+      if (!stats.isFile()) return null;
+      return { key, size: stats.size, contentType: null, lastModified: stats.mtime };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw error;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== null;
+  }
+
+  async delete(key: string): Promise<void> {
+    const file = this.pathOf(key);
+    await fs.rm(file, { force: true });
+  }
+
+  async ping(): Promise<void> {
+    await fs.mkdir(this.root, { recursive: true });
+    await fs.access(this.root);
+  }
+
+  private pathOf(key: string): string {
+    assertObjectKey(key);
+    return path.join(this.root, ...key.split('/'));
+  }
+}

@@ -1,0 +1,47 @@
+import { Readable } from 'node:stream';
+import { DomainError } from '../errors/domain-error';
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  contentType: string | null;
+  lastModified: Date;
+}
+
+/**
+ * Object storage: an S3 bucket in production, a folder under DATA_DIR in embedded mode.
+ * Keys are relative, `/`-separated paths (see `assertObjectKey`).
+ */
+export interface ObjectStorage {
+  /** Stores a body; with a stream, `size` (when known) lets S3 upload it in one request. */
+  put(key: string, body: Buffer | Readable, options?: { size?: number; contentType?: string }): Promise<ObjectInfo>;
+  /** The object's bytes, or null when there is no such object. */
+  get(key: string): Promise<Readable | null>;
+  stat(key: string): Promise<ObjectInfo | null>;
+  exists(key: string): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  ping(): Promise<void>;
+}
+
+export const OBJECT_STORAGE = Symbol('OBJECT_STORAGE');
+
+const KEY_PATTERN = /^[A-Za-z0-9!_.*'()@=+,;:$-]+(\/[A-Za-z0-9!_.*'()@=+,;:$-]+)*$/;
+
+/** Refuses keys that could escape their folder or that S3 and a file system would read differently. */
+export function assertObjectKey(key: string): void {
+  const segments = key.split('/');
+  if (
+    key.length === 0 ||
+    key.length > 1024 ||
+    !KEY_PATTERN.test(key) ||
+    segments.some((segment) => segment === '.' || segment === '..')
+  ) {
+    throw DomainError.invalid({ key: ['must be a relative path of letters, digits and -_.!*\'()@=+,;:$ with no "." or ".." parts'] });
+  }
+}
+
+export async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}

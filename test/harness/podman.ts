@@ -1,0 +1,35 @@
+import Docker from 'dockerode';
+import { dockerConnection } from '../../src/dispatcher/runtime/docker-connection';
+
+/** The image scripts/setup-podman.sh builds: a busybox shell agent speaking the agent protocol. */
+export const SHELL_AGENT_IMAGE = 'localhost/agent-examples/shell-echo:latest';
+export const DEFAULT_DOCKER_HOST = 'unix:///tmp/atc-podman/podman.sock';
+
+/**
+ * The container engine the docker-engine specs run against: DOCKER_HOST (set by .ci/run
+ * from scripts/setup-podman.sh), else the socket that script uses by default. When it
+ * does not answer, or lacks the agent image, the spec fails saying how to fix it; these
+ * specs never skip.
+ */
+export async function requireContainerEngine(): Promise<{ dockerHost: string; docker: Docker }> {
+  const dockerHost = process.env.DOCKER_HOST?.trim() || DEFAULT_DOCKER_HOST;
+  const docker = new Docker(dockerConnection(dockerHost));
+  const fix = 'Run `export DOCKER_HOST="$(scripts/setup-podman.sh)"` first (it installs Podman when missing, builds the agent image and starts the service).';
+  try {
+    await docker.ping();
+  } catch (error) {
+    throw new Error(`No container engine answers at DOCKER_HOST=${dockerHost} (${(error as Error).message}). ${fix}`);
+  }
+  try {
+    await docker.getImage(SHELL_AGENT_IMAGE).inspect();
+  } catch {
+    throw new Error(`The container engine at ${dockerHost} lacks the image ${SHELL_AGENT_IMAGE}. ${fix}`);
+  }
+  return { dockerHost, docker };
+}
+
+/** Removes every container a test dispatcher left behind (by its managed-by label). */
+export async function removeManagedContainers(docker: Docker, dispatcherName: string): Promise<void> {
+  const containers = await docker.listContainers({ all: true, filters: { label: [`app.kubernetes.io/managed-by=${dispatcherName}`] } });
+  await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+}

@@ -1,0 +1,18 @@
+/**
+ * Polls `probe` until it gives a truthy value and returns that value; past `timeoutMs`
+ * it fails, naming `what` it waited for.
+ */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 20_000,
+  what = 'a condition',
+  intervalMs = 100,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > until) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
