@@ -1,0 +1,108 @@
+#!/bin/sh
+# Makes a Docker-compatible container engine available for the `docker` local engine's
+# tests: installs Podman and runc when missing, configures them for this kind of machine
+# (runc, explicit ulimits), builds the tiny local agent image
+# localhost/agent-examples/shell-echo:latest from busybox-static, and serves Podman's
+# Docker Engine API on a unix socket. Safe to run again: every step checks first.
+#
+# Progress goes to stderr; stdout is only the DOCKER_HOST to use, so:
+#   export DOCKER_HOST="$(scripts/setup-podman.sh)"
+#
+# Settings: ATC_PODMAN_DIR (default /tmp/atc-podman) holds the socket, containers.conf,
+# the image's build folder and the service log.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+dir=${ATC_PODMAN_DIR:-/tmp/atc-podman}
+socket="$dir/podman.sock"
+image=localhost/agent-examples/shell-echo:latest
+agent_script="$here/agent-images/shell-echo/agent.sh"
+
+say() { echo "[setup-podman] $*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_packages() {
+  missing=""
+  command -v podman >/dev/null 2>&1 || missing="$missing podman"
+  command -v runc >/dev/null 2>&1 || missing="$missing runc"
+  dpkg -s busybox-static >/dev/null 2>&1 || missing="$missing busybox-static"
+  if [ -n "$missing" ]; then
+    say "installing$missing"
+    as_root apt-get update -qq >&2
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >&2
+  fi
+}
+
+# crun fails on hybrid cgroups and setrlimit here; runc with explicit ulimits works.
+write_containers_conf() {
+  mkdir -p "$dir"
+  cat > "$dir/containers.conf.new" <<'CONF'
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=4096:4096"]
+
+[engine]
+runtime = "runc"
+CONF
+  mv "$dir/containers.conf.new" "$dir/containers.conf"
+}
+
+# No registry is reachable: the image is a busybox rootfs imported as a tarball. A label
+# carries the agent script's hash so a changed script rebuilds the image.
+build_agent_image() {
+  want=$(sha256sum "$agent_script" | cut -c1-64)
+  have=$(podman image inspect --format '{{index .Labels "agent-script-sha256"}}' "$image" 2>/dev/null || true)
+  if [ "$have" = "$want" ]; then
+    say "image $image is up to date"
+    return
+  fi
+  say "building $image"
+  rootfs="$dir/shell-echo-rootfs"
+  rm -rf "$rootfs"
+  mkdir -p "$rootfs/bin" "$rootfs/tmp"
+  cp /bin/busybox "$rootfs/bin/busybox"
+  for applet in sh wget nc printf head wc cat echo sleep env grep rm tr; do
+    ln -s busybox "$rootfs/bin/$applet"
+  done
+  cp "$agent_script" "$rootfs/agent.sh"
+  chmod 0755 "$rootfs/agent.sh"
+  tar -C "$rootfs" -c . | podman import \
+    --change 'CMD ["/bin/sh", "/agent.sh"]' \
+    --change 'ENV PATH=/bin' \
+    --change "LABEL agent-script-sha256=$want" \
+    - "$image" >&2
+}
+
+service_answers() {
+  [ -S "$socket" ] && podman --url "unix://$socket" version >/dev/null 2>&1
+}
+
+start_service() {
+  if service_answers; then
+    say "Podman service already answers on $socket"
+    return
+  fi
+  rm -f "$socket"
+  say "starting podman system service on $socket (log: $dir/service.log)"
+  nohup podman system service --time=0 "unix://$socket" >"$dir/service.log" 2>&1 &
+  echo $! > "$dir/service.pid"
+  tries=0
+  until service_answers; do
+    tries=$((tries + 1))
+    if [ "$tries" -gt 60 ]; then
+      say "the Podman service did not answer within 30 s; see $dir/service.log"
+      exit 1
+    fi
+    sleep 0.5
+  done
+}
+
+install_packages
+write_containers_conf
+export CONTAINERS_CONF="$dir/containers.conf"
+build_agent_image
+start_service
+say "ready: DOCKER_HOST=unix://$socket"
+echo "unix://$socket"

@@ -1,0 +1,117 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { AgentClient, AgentProtocolError } from './agent-client';
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+type Handler = (seen: Seen, response: ServerResponse) => void;
+
+/** A real HTTP server on loopback that records requests and answers with `handler`. */
+async function fakeDispatcher(handler: Handler): Promise<{ url: string; seen: Seen[]; server: Server }> {
+  const seen: Seen[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const entry = { method: request.method!, url: request.url!, headers: request.headers, body: Buffer.concat(chunks) };
+      seen.push(entry);
+      handler(entry, response);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server };
+}
+
+function reply(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+const TASK_ID = '0b6a3e0c-2f43-4d7e-9a57-3f7f3b6c8a11';
+
+describe('AgentClient', () => {
+  let servers: Server[] = [];
+  afterEach(async () => {
+    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+    servers = [];
+  });
+
+  async function clientFor(handler: Handler) {
+    const dispatcher = await fakeDispatcher(handler);
+    servers.push(dispatcher.server);
+    const client = AgentClient.fromEnv({ TASK_ID, DISPATCHER_URL: `${dispatcher.url}/`, AGENT_KEY: 'k-123' }, { retryDelayMs: 5 });
+    return { client, seen: dispatcher.seen };
+  }
+
+  it('names every missing variable when built from the environment', () => {
+    expect(() => AgentClient.fromEnv({ TASK_ID })).toThrow(/DISPATCHER_URL, AGENT_KEY/);
+  });
+
+  it('checks in with the task id and the agent key and returns the brief key and env', async () => {
+    const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true, data: { brief_key: 'briefs/x.json', env: { A: '1' } } }));
+    await expect(client.checkin()).resolves.toEqual({ brief_key: 'briefs/x.json', env: { A: '1' } });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/agent/checkin', headers: { 'x-agent-key': 'k-123', 'x-task-id': TASK_ID } });
+    expect(JSON.parse(seen[0].body.toString())).toEqual({ task_id: TASK_ID });
+  });
+
+  it('sends progress and check-back bodies as the contract names them', async () => {
+    const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true }));
+    await client.progress(50, 'half', { step: 2 });
+    await client.checkback({ status: 'completed', result_key: client.resultKey('result.json'), result_metadata: { n: 1 } });
+    expect(seen.map((s) => s.url)).toEqual(['/agent/progress', '/agent/checkback']);
+    expect(JSON.parse(seen[0].body.toString())).toEqual({ task_id: TASK_ID, percentage: 50, message: 'half', data: { step: 2 } });
+    expect(JSON.parse(seen[1].body.toString())).toEqual({
+      task_id: TASK_ID, status: 'completed', result_key: `results/${TASK_ID}/result.json`, result_metadata: { n: 1 },
+    });
+  });
+
+  it('reads and writes objects by key, keeping the slashes of the key in the path', async () => {
+    const { client, seen } = await clientFor((s, r) => {
+      if (s.method === 'GET') r.writeHead(200, { 'content-type': 'application/octet-stream' }).end(Buffer.from([1, 2, 3]));
+      else reply(r, 200, { ok: true });
+    });
+    await expect(client.readObject('briefs/a b.json')).resolves.toEqual(Buffer.from([1, 2, 3]));
+    await client.writeObject(client.resultKey('out.json'), '{"x":1}', 'application/json');
+    expect(seen[0]).toMatchObject({ method: 'GET', url: '/agent/objects/briefs/a%20b.json' });
+    expect(seen[1]).toMatchObject({ method: 'PUT', url: `/agent/objects/results/${TASK_ID}/out.json`, headers: { 'content-type': 'application/json' } });
+    expect(seen[1].body.toString()).toBe('{"x":1}');
+  });
+
+  it('retries 5xx answers with backoff and then succeeds', async () => {
+    let calls = 0;
+    const { client } = await clientFor((_s, r) => (++calls < 3 ? reply(r, 503, { ok: false }) : reply(r, 200, { ok: true })));
+    await client.progress(10);
+    expect(calls).toBe(3);
+  });
+
+  it('does not retry a refusal and reports its code and message', async () => {
+    let calls = 0;
+    const { client } = await clientFor((_s, r) => {
+      calls += 1;
+      reply(r, 409, { ok: false, error: { code: 'conflict', message: 'Task is already completed.' } });
+    });
+    const error = await client.checkback({ status: 'failed', error: 'x' }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AgentProtocolError);
+    expect(error).toMatchObject({ status: 409, code: 'conflict' });
+    expect((error as Error).message).toContain('Task is already completed.');
+    expect(calls).toBe(1);
+  });
+
+  it('gives up on an unreachable dispatcher after its retries with a clear error', async () => {
+    const { client, seen } = await clientFor((_s, r) => reply(r, 200, {}));
+    await new Promise((resolve) => servers.pop()!.close(resolve));
+    const unreachable = new AgentClient({ taskId: TASK_ID, dispatcherUrl: client.dispatcherUrl, agentKey: 'k', retries: 2, retryDelayMs: 1 });
+    await expect(unreachable.checkin()).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('could not reach the dispatcher') });
+    expect(seen).toHaveLength(0);
+  });
+
+  it('gives the last 5xx as an error once the retries are spent', async () => {
+    const { client } = await clientFor((_s, r) => reply(r, 500, { ok: false, error: { code: 'server_error', message: 'Boom.' } }));
+    const limited = new AgentClient({ taskId: TASK_ID, dispatcherUrl: client.dispatcherUrl, agentKey: 'k', retries: 1, retryDelayMs: 1 });
+    await expect(limited.progress(1)).rejects.toMatchObject({ status: 500, code: 'server_error' });
+  });
+});

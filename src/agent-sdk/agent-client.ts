@@ -1,0 +1,187 @@
+/**
+ * A small typed client for the dispatcher's agent protocol (CONTRACT section 3, "Agent
+ * protocol"). An agent builds it from the environment the dispatcher gives it:
+ *
+ *   const agent = AgentClient.fromEnv();
+ *   const { brief_key } = await agent.checkin();
+ *   await agent.progress(50, 'half way');
+ *   await agent.writeObject(agent.resultKey('result.json'), JSON.stringify(result));
+ *   await agent.checkback({ status: 'completed', result_key: agent.resultKey('result.json') });
+ */
+
+export interface CheckinData {
+  /** Object key of the task's brief; empty or null when the task has none. */
+  brief_key: string | null;
+  env: Record<string, string>;
+}
+
+export interface Checkback {
+  status: 'completed' | 'failed';
+  result_key?: string;
+  result_metadata?: Record<string, unknown>;
+  error?: string;
+}
+
+export interface AgentClientOptions {
+  taskId: string;
+  dispatcherUrl: string;
+  agentKey: string;
+  /** Extra attempts after a connection error or a 5xx answer. Default 4. */
+  retries?: number;
+  /** First wait between attempts, doubled each time. Default 500 ms. */
+  retryDelayMs?: number;
+  /** Time allowed for one request. Default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+/** A refusal or failure from the dispatcher, with its error code and message. */
+export class AgentProtocolError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'AgentProtocolError';
+  }
+}
+
+interface ErrorEnvelope {
+  ok?: boolean;
+  error?: { code?: string; message?: string; details?: Record<string, unknown> };
+}
+
+const RESULTS_PREFIX = 'results/';
+
+export class AgentClient {
+  readonly taskId: string;
+  readonly dispatcherUrl: string;
+  private readonly agentKey: string;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
+  private readonly requestTimeoutMs: number;
+
+  constructor(options: AgentClientOptions) {
+    this.taskId = options.taskId;
+    this.dispatcherUrl = options.dispatcherUrl.replace(/\/+$/, '');
+    this.agentKey = options.agentKey;
+    this.retries = options.retries ?? 4;
+    this.retryDelayMs = options.retryDelayMs ?? 500;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+  }
+
+  /** Reads TASK_ID, DISPATCHER_URL and AGENT_KEY; a missing one is an error naming it. */
+  static fromEnv(env: Record<string, string | undefined> = process.env, options: Partial<AgentClientOptions> = {}): AgentClient {
+    const missing = ['TASK_ID', 'DISPATCHER_URL', 'AGENT_KEY'].filter((name) => !env[name]?.trim());
+    if (missing.length > 0) {
+      throw new Error(`The agent environment lacks ${missing.join(', ')}; the dispatcher sets them when it starts an agent.`);
+    }
+    return new AgentClient({
+      taskId: env.TASK_ID!.trim(),
+      dispatcherUrl: env.DISPATCHER_URL!.trim(),
+      agentKey: env.AGENT_KEY!.trim(),
+      ...options,
+    });
+  }
+
+  /** The key for an object this agent may write: `results/<task_id>/<name>`. */
+  resultKey(name: string): string {
+    return `${RESULTS_PREFIX}${this.taskId}/${name.replace(/^\/+/, '')}`;
+  }
+
+  /** Announces the agent; the task becomes `running`. Gives the brief's key and the env. */
+  async checkin(): Promise<CheckinData> {
+    const body = await this.json<{ data: CheckinData }>('POST', '/agent/checkin', { task_id: this.taskId });
+    return { brief_key: body.data?.brief_key ?? null, env: body.data?.env ?? {} };
+  }
+
+  /** Reports progress, `percentage` a whole number from 0 to 100. */
+  async progress(percentage: number, message?: string, data?: Record<string, unknown>): Promise<void> {
+    await this.json('POST', '/agent/progress', { task_id: this.taskId, percentage, message, data });
+  }
+
+  /** The final word on the task; the dispatcher reports it to the controller. */
+  async checkback(checkback: Checkback): Promise<void> {
+    await this.json('POST', '/agent/checkback', { task_id: this.taskId, ...checkback });
+  }
+
+  /** Reads an object the task may see (its brief). */
+  async readObject(key: string): Promise<Buffer> {
+    const response = await this.send('GET', this.objectPath(key));
+    return Buffer.from(await response.arrayBuffer());
+  }
+
+  /** Writes an object under `results/<task_id>/`; other keys are refused with 403. */
+  async writeObject(key: string, body: Buffer | string, contentType = 'application/octet-stream'): Promise<void> {
+    await this.send('PUT', this.objectPath(key), { body, headers: { 'content-type': contentType } });
+  }
+
+  private objectPath(key: string): string {
+    return `/agent/objects/${key.split('/').map(encodeURIComponent).join('/')}`;
+  }
+
+  private async json<T>(method: string, path: string, payload: unknown): Promise<T> {
+    const response = await this.send(method, path, {
+      body: JSON.stringify(payload),
+      headers: { 'content-type': 'application/json' },
+    });
+    const text = await response.text();
+    return (text ? JSON.parse(text) : {}) as T;
+  }
+
+  /** One request, retried on connection errors and 5xx answers with doubling waits. */
+  private async send(method: string, path: string, init: { body?: Buffer | string; headers?: Record<string, string> } = {}): Promise<Response> {
+    const url = this.dispatcherUrl + path;
+    for (let attempt = 0; ; attempt += 1) {
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method,
+          // X-Task-Id names the task for keys that do not (the brief's key, the global key).
+          headers: { 'x-agent-key': this.agentKey, 'x-task-id': this.taskId, ...init.headers },
+          body: init.body,
+          signal: AbortSignal.timeout(this.requestTimeoutMs),
+        });
+      } catch (error) {
+        if (attempt < this.retries) {
+          await this.pause(attempt);
+          continue;
+        }
+        throw new AgentProtocolError(0, 'unreachable', `${method} ${path} could not reach the dispatcher at ${this.dispatcherUrl}: ${describe(error)}`);
+      }
+      if (response.ok) return response;
+      if (response.status >= 500 && attempt < this.retries) {
+        await response.body?.cancel();
+        await this.pause(attempt);
+        continue;
+      }
+      throw await toProtocolError(method, path, response);
+    }
+  }
+
+  private pause(attempt: number): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, this.retryDelayMs * 2 ** attempt));
+  }
+}
+
+async function toProtocolError(method: string, path: string, response: Response): Promise<AgentProtocolError> {
+  const text = await response.text();
+  let envelope: ErrorEnvelope = {};
+  try {
+    envelope = JSON.parse(text) as ErrorEnvelope;
+  } catch {
+    // not the dispatcher's envelope: the status alone tells
+  }
+  const code = envelope.error?.code ?? `http_${response.status}`;
+  const reason = envelope.error?.message ?? (text.slice(0, 200) || response.statusText);
+  return new AgentProtocolError(response.status, code, `${method} ${path} was refused with ${response.status} ${code}: ${reason}`, envelope.error?.details);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: unknown }).cause;
+    return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
+  }
+  return String(error);
+}

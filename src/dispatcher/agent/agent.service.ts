@@ -1,0 +1,122 @@
+import { Readable } from 'node:stream';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DomainError } from '../../shared/errors/domain-error';
+import { assertObjectKey, OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
+import { ProgressForwarder } from '../callbacks/progress-forwarder';
+import { RuntimeRegistry } from '../runtime/runtime-registry';
+import { isFinal } from '../tasks/task-state';
+import { TaskSignals } from '../tasks/task-signals';
+import { TaskEntity } from '../tasks/task.entity';
+import { TasksRepository } from '../tasks/tasks.repository';
+import { AgentAccess } from './agent-access';
+import { CheckbackDto, ProgressDto } from './agent.dto';
+
+/** How long an agent may keep running after its check-back before it is stopped. */
+const EXIT_GRACE_MS = 15_000;
+const RESULT_KEY = /^results\/([0-9a-f-]{36})\/./;
+
+/** The agent protocol: check-in, progress, check-back, and the brief/result objects. */
+@Injectable()
+export class AgentService {
+  private readonly logger = new Logger('Agent');
+
+  constructor(
+    private readonly tasks: TasksRepository,
+    private readonly access: AgentAccess,
+    private readonly progressForwarder: ProgressForwarder,
+    private readonly signals: TaskSignals,
+    private readonly runtimes: RuntimeRegistry,
+    @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+  ) {}
+
+  async checkin(key: string, taskId: string): Promise<{ brief_key: string; env: Record<string, string> }> {
+    const task = await this.openTask(key, taskId);
+    if (isFinal(task.status)) throw DomainError.conflict(`Task ${taskId} is already ${task.status}.`, { status: task.status });
+    if (task.status === 'pending') throw DomainError.conflict(`Task ${taskId} has not been started.`, { status: task.status });
+    if (task.status === 'starting') {
+      const moved = await this.tasks.transition(task.taskId, 'running');
+      if (!moved) return this.checkin(key, taskId);
+      this.logger.log({ taskId: task.taskId }, 'Agent checked in');
+    }
+    return { brief_key: task.briefKey, env: task.env };
+  }
+
+  async progress(key: string, dto: ProgressDto): Promise<void> {
+    const task = await this.openTask(key, dto.task_id);
+    const progress = { percentage: dto.percentage, message: dto.message ?? '', data: dto.data ?? {} };
+    if (!(await this.tasks.recordProgress(task.taskId, progress))) {
+      throw DomainError.conflict(`Task ${task.taskId} is ${task.status}; progress is no longer taken.`, { status: task.status });
+    }
+    this.progressForwarder.forward(task, progress);
+  }
+
+  async checkback(key: string, dto: CheckbackDto): Promise<void> {
+    const task = await this.openTask(key, dto.task_id);
+    const finished = await this.tasks.transition(task.taskId, dto.status, {
+      exitCode: dto.status === 'completed' ? 0 : 1,
+      resultKey: dto.result_key ?? null,
+      resultMetadata: dto.result_metadata ?? {},
+      errorMessage: dto.error || (dto.status === 'failed' ? 'The agent reported a failure.' : null),
+    });
+    if (!finished) {
+      const current = (await this.tasks.findById(task.taskId))!;
+      if (current.status === dto.status && (current.resultKey ?? '') === (dto.result_key ?? '')) return;
+      throw DomainError.conflict(`Task ${task.taskId} is ${current.status}; check-back ${dto.status} refused.`, { status: current.status });
+    }
+    this.logger.log({ taskId: task.taskId, status: dto.status }, 'Agent checked back');
+    this.signals.taskFinished();
+    setTimeout(() => void this.runtimes.stopAndRemove(finished), EXIT_GRACE_MS).unref();
+  }
+
+  /** The task's brief: the one object an agent may read. */
+  async readObject(key: string, objectKey: string, taskIdHint?: string): Promise<{ body: Readable; size: number }> {
+    this.assertKey(objectKey);
+    const task = taskIdHint ? await this.openTask(key, taskIdHint) : await this.taskReadingBrief(key, objectKey);
+    if (!task.briefKey || task.briefKey !== objectKey) {
+      throw new DomainError('permission_denied', `Agents may read only their task's brief (${task.briefKey || 'none'}).`);
+    }
+    const info = await this.storage.stat(objectKey);
+    const body = info ? await this.storage.get(objectKey) : null;
+    if (!info || !body) throw DomainError.notFound(`Object ${objectKey}`);
+    return { body, size: info.size };
+  }
+
+  /** Writes a result object, only under `results/<task_id>/`. */
+  async writeObject(key: string, objectKey: string, body: Buffer, contentType?: string, taskIdHint?: string): Promise<{ key: string; size: number }> {
+    this.assertKey(objectKey);
+    const taskId = taskIdHint ?? RESULT_KEY.exec(objectKey)?.[1];
+    if (!taskId) throw new DomainError('permission_denied', 'Agents may write only under results/<task_id>/.');
+    const task = await this.openTask(key, taskId);
+    if (!objectKey.startsWith(`results/${task.taskId}/`)) {
+      throw new DomainError('permission_denied', `Agents may write only under results/${task.taskId}/.`);
+    }
+    if (isFinal(task.status)) throw DomainError.conflict(`Task ${task.taskId} is already ${task.status}.`, { status: task.status });
+    const info = await this.storage.put(objectKey, body, { size: body.length, contentType });
+    return { key: info.key, size: info.size };
+  }
+
+  /** Checks the key against the task, then finds it: 401/403 before 404. */
+  private async openTask(key: string, taskId: string): Promise<TaskEntity> {
+    const id = taskId.toLowerCase();
+    this.access.assert(key, id);
+    const task = await this.tasks.findById(id);
+    if (!task) throw DomainError.notFound(`Task ${id}`);
+    return task;
+  }
+
+  /** Without a task id, the brief key itself says which tasks may read it. */
+  private async taskReadingBrief(key: string, objectKey: string): Promise<TaskEntity> {
+    const readers = await this.tasks.withBrief(objectKey);
+    const task = readers.find((candidate) => this.access.opens(key, candidate.taskId));
+    if (!task) throw new DomainError('permission_denied', `X-Agent-Key may not read ${objectKey}; agents read only their task's brief.`);
+    return task;
+  }
+
+  private assertKey(objectKey: string): void {
+    try {
+      assertObjectKey(objectKey);
+    } catch {
+      throw new DomainError('permission_denied', 'Object keys are relative paths; agents read their brief and write under results/<task_id>/.');
+    }
+  }
+}

@@ -1,0 +1,105 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Subscription } from 'rxjs';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { CallbackTokenBox } from '../tasks/callback-token-box';
+import { SerialLoop } from '../scheduler/serial-loop';
+import { TaskSignals } from '../tasks/task-signals';
+import { isRetryable, parseRetryAfter, retryDelayMs } from './backoff';
+import { CallbackPoster, PostOutcome } from './callback-poster';
+
+const OUTBOX = '"dispatcher"."callback_outbox"';
+const POLL_MS = 1000;
+const BATCH = 10;
+/** A claimed row is hidden from other replicas this long; an attempt takes at most 10 s. */
+const LEASE_SECONDS = 120;
+
+interface DueCallback {
+  id: string;
+  task_id: string;
+  body: string;
+  attempts: number;
+  created_at: Date;
+  callback_url: string;
+  callback_token_sealed: string;
+}
+
+/**
+ * Delivers the outbox: claims due rows with FOR UPDATE SKIP LOCKED (so replicas never
+ * send one callback at once), POSTs them, and records delivered, a retry time, or failed.
+ */
+@Injectable()
+export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Callbacks');
+  private readonly loop = new SerialLoop(() => this.deliverDue(), (error) => this.logger.error({ err: error }, 'Callback delivery round failed'));
+  private timer?: NodeJS.Timeout;
+  private subscription?: Subscription;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly poster: CallbackPoster,
+    private readonly tokens: CallbackTokenBox,
+    signals: TaskSignals,
+  ) {
+    this.subscription = signals.deliver.subscribe(() => this.loop.kick());
+  }
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => this.loop.kick(), POLL_MS);
+    this.loop.kick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.subscription?.unsubscribe();
+    await this.loop.stop();
+  }
+
+  private async deliverDue(): Promise<void> {
+    const due: DueCallback[] = await this.db.query(
+      `WITH claimed AS (
+         UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1
+         WHERE o.id IN (SELECT id FROM ${OUTBOX} WHERE state = 'pending' AND next_attempt_at <= now()
+                        ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED LIMIT $1)
+         RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
+       SELECT c.*, t.callback_url, t.callback_token_sealed FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
+      [BATCH, LEASE_SECONDS],
+    );
+    await Promise.all(due.map((callback) => this.attempt(callback)));
+    if (due.length === BATCH) this.loop.kick();
+  }
+
+  private async attempt(callback: DueCallback): Promise<void> {
+    let outcome: PostOutcome;
+    try {
+      outcome = await this.poster.post(callback.callback_url, callback.body, this.tokens.open(callback.callback_token_sealed));
+    } catch (error) {
+      outcome = { status: null, retryAfter: null, error: error instanceof Error ? error.message : String(error) };
+    }
+    const context = { taskId: callback.task_id, attempt: callback.attempts, status: outcome.status };
+    if (outcome.error === null) {
+      await this.record(callback.id, `state = 'delivered', delivered_at = now(), last_error = NULL`);
+      this.logger.log(context, 'Callback delivered');
+      return;
+    }
+    const delayMs = retryDelayMs(callback.attempts, parseRetryAfter(outcome.retryAfter));
+    const expiresAt = new Date(callback.created_at).getTime() + this.config.callbackMaxAgeSeconds * 1000;
+    if (!isRetryable(outcome.status)) {
+      await this.record(callback.id, `state = 'failed', last_error = $2`, [outcome.error]);
+      this.logger.warn({ ...context, error: outcome.error }, 'Callback refused; not retried');
+    } else if (Date.now() + delayMs > expiresAt) {
+      await this.record(callback.id, `state = 'failed', last_error = $2`, [`gave up after ${callback.attempts} attempts: ${outcome.error}`]);
+      this.logger.warn({ ...context, error: outcome.error }, 'Callback given up (CALLBACK_MAX_AGE_SECONDS passed)');
+    } else {
+      await this.record(callback.id, `next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), last_error = $3`, [delayMs, outcome.error]);
+      this.logger.warn({ ...context, error: outcome.error, retry_in_ms: delayMs }, 'Callback failed; will retry');
+    }
+  }
+
+  private async record(id: string, assignments: string, params: unknown[] = []): Promise<void> {
+    await this.db.query(`UPDATE ${OUTBOX} SET ${assignments} WHERE id = $1`, [id, ...params]);
+  }
+}

@@ -1,0 +1,37 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { serviceSignature } from './callback-body';
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+export interface PostOutcome {
+  /** HTTP status, or null when no answer came (connection refused, time-out). */
+  status: number | null;
+  retryAfter: string | null;
+  error: string | null;
+}
+
+/** POSTs a JSON body to the controller as the task's dispatcher: Bearer token, signature when a key is set. */
+@Injectable()
+export class CallbackPoster {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  async post(url: string, body: string, callbackToken: string): Promise<PostOutcome> {
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      Authorization: `Bearer ${callbackToken}`,
+      'User-Agent': 'agent-task-dispatcher',
+    };
+    if (this.config.callbackSigningKey) headers['X-Service-Signature'] = serviceSignature(this.config.callbackSigningKey, body);
+    try {
+      const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), redirect: 'manual' });
+      await response.arrayBuffer().catch(() => undefined);
+      const ok = response.status >= 200 && response.status < 300;
+      return { status: response.status, retryAfter: response.headers.get('retry-after'), error: ok ? null : `HTTP ${response.status}` };
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string } }).cause?.code;
+      return { status: null, retryAfter: null, error: cause ?? (error instanceof Error ? error.name : 'request failed') };
+    }
+  }
+}

@@ -1,0 +1,35 @@
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { AppConfig } from '../shared/config/config';
+import { ConfigModule } from '../shared/config/config.module';
+import { CacheModule } from '../shared/cache/cache.module';
+import { DatabaseModule } from '../shared/database/database.module';
+import { MetricsController } from '../shared/metrics/metrics.controller';
+import { StorageModule } from '../shared/storage/storage.module';
+import { AgentModule } from './agent/agent.module';
+import { CallbacksModule } from './callbacks/callbacks.module';
+import { HealthModule } from './health/health.module';
+import { RegistrationModule } from './registration/registration.module';
+import { RuntimeModule } from './runtime/runtime.module';
+import { SchedulerModule } from './scheduler/scheduler.module';
+import { TasksModule } from './tasks/tasks.module';
+
+/** The dispatcher's feature modules, one per folder under src/dispatcher/. */
+export const DISPATCHER_FEATURES: Type[] = [RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, SchedulerModule, RegistrationModule];
+
+/** Root module of the `dispatcher` role. */
+@Module({})
+export class DispatcherModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: DispatcherModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRole('dispatcher', config),
+        CacheModule.forRoot(),
+        StorageModule.forRoot(),
+        ...DISPATCHER_FEATURES,
+      ],
+      controllers: [MetricsController],
+    };
+  }
+}

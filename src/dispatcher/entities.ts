@@ -1,0 +1,5 @@
+import { CallbackOutboxEntity } from './callbacks/callback-outbox.entity';
+import { TaskEntity } from './tasks/task.entity';
+
+/** Every dispatcher entity; the dispatcher's data source loads exactly these. */
+export const DISPATCHER_ENTITIES: Function[] = [TaskEntity, CallbackOutboxEntity];

@@ -1,0 +1,4 @@
+import { CreateTasksAndCallbackOutbox1710000000000 } from './1710000000000-CreateTasksAndCallbackOutbox';
+
+/** Every dispatcher migration, in order. New ones are added at the end. */
+export const DISPATCHER_MIGRATIONS: Function[] = [CreateTasksAndCallbackOutbox1710000000000];

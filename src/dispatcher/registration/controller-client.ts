@@ -1,0 +1,76 @@
+import { AppConfig } from '../../shared/config/config';
+
+export type ControllerCredential =
+  | { kind: 'token'; token: string }
+  | { kind: 'oauth'; clientId: string; clientSecret: string };
+
+export interface ControllerTarget {
+  url: string;
+  credential: ControllerCredential;
+}
+
+/** An answer from the controller that is not 2xx. */
+export class ControllerError extends Error {
+  constructor(readonly status: number, path: string) {
+    super(`controller answered ${status} to ${path}`);
+  }
+}
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/**
+ * Where and how to register: in the `all` role with the controller next door and its
+ * API_TOKEN; otherwise with CONTROLLER_URL and CONTROLLER_TOKEN or OAuth client credentials.
+ */
+export function controllerTargetOf(config: AppConfig): ControllerTarget | null {
+  if (!config.controllerUrl) return null;
+  if (config.role === 'all') return { url: config.controllerUrl, credential: { kind: 'token', token: config.apiToken } };
+  if (config.controllerToken) return { url: config.controllerUrl, credential: { kind: 'token', token: config.controllerToken } };
+  if (config.controllerClientId && config.controllerClientSecret) {
+    return { url: config.controllerUrl, credential: { kind: 'oauth', clientId: config.controllerClientId, clientSecret: config.controllerClientSecret } };
+  }
+  return null;
+}
+
+/** Calls the controller's dispatcher endpoints, fetching (and renewing) an OAuth token when that is the credential. */
+export class ControllerClient {
+  private accessToken?: { value: string; expiresAt: number };
+
+  constructor(private readonly target: ControllerTarget) {}
+
+  async post<T>(path: string, body: unknown): Promise<T> {
+    const response = await fetch(`${this.target.url}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: await this.authorization() },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    if (response.status === 401) this.accessToken = undefined;
+    if (!response.ok) throw new ControllerError(response.status, path);
+    return (text ? JSON.parse(text) : {}) as T;
+  }
+
+  private async authorization(): Promise<string> {
+    const credential = this.target.credential;
+    if (credential.kind === 'token') return `Token ${credential.token}`;
+    if (!this.accessToken || this.accessToken.expiresAt <= Date.now()) {
+      const response = await fetch(`${this.target.url}/api/v1/oauth/token/`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: credential.clientId,
+          client_secret: credential.clientSecret,
+          scope: 'dispatchers:write',
+        }).toString(),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      if (!response.ok) throw new ControllerError(response.status, '/api/v1/oauth/token/');
+      const token = (await response.json()) as { access_token: string; expires_in?: number };
+      // Renewed a little before it expires, so a heartbeat never carries a dead token.
+      this.accessToken = { value: token.access_token, expiresAt: Date.now() + Math.max(0, (token.expires_in ?? 300) - 30) * 1000 };
+    }
+    return `Bearer ${this.accessToken.value}`;
+  }
+}

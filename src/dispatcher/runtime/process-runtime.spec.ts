@@ -1,0 +1,79 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { ProcessRuntime } from './process-runtime';
+import { AgentSpec, AgentState } from './runtime';
+
+const COMMANDS = { 'test/hello': 'echo hello agent', 'test/false': 'false', 'test/sleep': 'sleep 30', 'test/env': 'env' };
+
+function makeRuntime(dataDir = mkdtempSync(path.join(tmpdir(), 'process-runtime-'))) {
+  return { runtime: new ProcessRuntime({ localImageCommands: COMMANDS, dataDir }), dataDir };
+}
+
+const spec = (image: string, taskId = `task-${Math.random().toString(16).slice(2)}`): AgentSpec => ({
+  taskId, image, namespace: '', env: { TASK_ID: taskId, SECRET_LOOKING: 'x' }, resources: { cpu: '1', memory: '1Gi' }, ports: [], timeoutSeconds: 60,
+});
+
+function nextExit(runtime: ProcessRuntime, taskId: string): Promise<AgentState> {
+  return new Promise((resolve) => runtime.onStateChange((id, state) => id === taskId && resolve(state)));
+}
+
+describe('the process engine', () => {
+  it('maps the example agents by default and refuses an unmapped image', () => {
+    const { runtime } = makeRuntime();
+    expect(runtime.commandFor('agent-examples/echo')).toBe('node dist/src/examples/echo.js');
+    expect(runtime.commandFor('agent-examples/sleep:latest')).toBe('node dist/src/examples/sleep.js');
+    expect(runtime.validate({ image: 'test/hello' })).toEqual({});
+    expect(runtime.validate({ image: 'nobody/else' })).toEqual({ agent_image: [expect.stringContaining('LOCAL_IMAGE_COMMANDS')] });
+  });
+
+  it('runs the command without a shell, reports the exit and keeps the output after the process and the runtime are gone', async () => {
+    const { runtime, dataDir } = makeRuntime();
+    const agent = spec('test/hello');
+    const exited = nextExit(runtime, agent.taskId);
+    const ref = await runtime.submit(agent);
+    expect(await exited).toEqual({ phase: 'exited', exitCode: 0 });
+    expect(await runtime.status(agent.taskId, ref)).toEqual({ phase: 'exited', exitCode: 0 });
+    expect(await runtime.logs(agent.taskId, ref)).toBe('hello agent\n');
+    await runtime.remove(agent.taskId, ref);
+    await runtime.close();
+    const later = makeRuntime(dataDir).runtime;
+    expect(await later.logs(agent.taskId, ref, 1)).toBe('hello agent\n');
+    expect(await later.status(agent.taskId, ref)).toMatchObject({ phase: 'gone', message: expect.stringContaining(`process ${ref} is gone`) });
+  });
+
+  it('reports a non-zero exit code', async () => {
+    const { runtime } = makeRuntime();
+    const agent = spec('test/false');
+    const exited = nextExit(runtime, agent.taskId);
+    await runtime.submit(agent);
+    expect(await exited).toEqual({ phase: 'exited', exitCode: 1 });
+  });
+
+  it('gives the agent its env and only harmless parts of the dispatcher\'s own', async () => {
+    process.env.API_KEY_OF_DISPATCHER = 'must-not-leak';
+    const { runtime } = makeRuntime();
+    const agent = spec('test/env');
+    const exited = nextExit(runtime, agent.taskId);
+    const ref = await runtime.submit(agent);
+    await exited;
+    const output = await runtime.logs(agent.taskId, ref);
+    expect(output).toContain(`TASK_ID=${agent.taskId}`);
+    expect(output).toContain('PATH=');
+    expect(output).not.toContain('must-not-leak');
+  });
+
+  it('stops with SIGTERM, lists what it runs, and stops everything on close', async () => {
+    const { runtime } = makeRuntime();
+    const first = spec('test/sleep');
+    const second = spec('test/sleep');
+    const firstRef = await runtime.submit(first);
+    const secondRef = await runtime.submit(second);
+    expect(await runtime.status(first.taskId, firstRef)).toEqual({ phase: 'running' });
+    expect((await runtime.listManaged()).map((agent) => agent.taskId).sort()).toEqual([first.taskId, second.taskId].sort());
+    await runtime.stop(first.taskId, firstRef);
+    expect(await runtime.status(first.taskId, firstRef)).toEqual({ phase: 'exited', exitCode: 143 });
+    await runtime.close();
+    expect(await runtime.status(second.taskId, secondRef)).toEqual({ phase: 'exited', exitCode: 143 });
+  });
+});

@@ -1,0 +1,61 @@
+/**
+ * What the dispatcher asks of a place that runs agents. One implementation per file:
+ * `process-runtime.ts` and `docker-runtime.ts` (the `local` backend, by LOCAL_ENGINE) and
+ * `kubernetes-runtime.ts`; `runtime.factory.ts` picks them from config.
+ */
+export type RuntimeBackendName = 'local' | 'kubernetes';
+
+export interface AgentSpec {
+  taskId: string;
+  image: string;
+  /** Kubernetes namespace; empty means the backend's default. Ignored by local engines. */
+  namespace: string;
+  /** The task's env plus TASK_ID, DISPATCHER_URL and AGENT_KEY. */
+  env: Record<string, string>;
+  resources: { cpu: string; memory: string };
+  ports: { containerPort: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[];
+  timeoutSeconds: number;
+}
+
+/**
+ * What a backend knows of one agent. `exited` carries the process's exit code;
+ * `failed_to_start` the runtime's reason (ImagePullBackOff, ENOENT, ...) and message.
+ */
+export type AgentState =
+  | { phase: 'starting'; reason?: string; message?: string }
+  | { phase: 'running' }
+  | { phase: 'exited'; exitCode: number; reason?: string; message?: string }
+  | { phase: 'failed_to_start'; reason: string; message: string }
+  | { phase: 'deadline_exceeded'; message?: string }
+  | { phase: 'gone'; message?: string };
+
+export interface ManagedAgent {
+  taskId: string;
+  ref: string;
+  state: AgentState;
+}
+
+export type AgentStateListener = (taskId: string, state: AgentState) => void;
+
+export interface RuntimeBackend {
+  readonly name: RuntimeBackendName;
+  /** Problems with a spec this backend can never run (an unmapped image, ...), by field. */
+  validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]>;
+  /** Starts the agent; returns the backend's reference (Job name, container id, pid). */
+  submit(spec: AgentSpec): Promise<string>;
+  /** SIGTERM, then SIGKILL after a grace period (or the backend's equivalent). */
+  stop(taskId: string, ref: string): Promise<void>;
+  status(taskId: string, ref: string): Promise<AgentState>;
+  /** The agent's output, the last `tail` lines when given. */
+  logs(taskId: string, ref: string, tail?: number): Promise<string>;
+  /** Frees what the agent left once its task is final (containers, Jobs). */
+  remove(taskId: string, ref: string): Promise<void>;
+  /** Every agent this dispatcher started that the backend still knows, for recovery. */
+  listManaged(): Promise<ManagedAgent[]>;
+  /** Pushes state changes as the backend sees them; the dispatcher also polls `status`. */
+  onStateChange(listener: AgentStateListener): void;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const RUNTIME_BACKENDS = Symbol('RUNTIME_BACKENDS');

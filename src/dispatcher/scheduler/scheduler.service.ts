@@ -1,0 +1,153 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Subscription } from 'rxjs';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { AgentState } from '../runtime/runtime';
+import { RuntimeRegistry } from '../runtime/runtime-registry';
+import { isFinal, TaskStatus } from '../tasks/task-state';
+import { TaskSignals } from '../tasks/task-signals';
+import { TaskEntity } from '../tasks/task.entity';
+import { TaskPatch, TasksRepository } from '../tasks/tasks.repository';
+import { outcomeOf } from './agent-outcome';
+import { agentSpecOf } from './agent-spec';
+import { SerialLoop } from './serial-loop';
+
+const TICK_MS = 500;
+const WATCH_EVERY_TICKS = 4;
+/** A task claimed as starting whose agent was never submitted (the dispatcher died in between). */
+const ORPHAN_CLAIM_MS = 60_000;
+
+/**
+ * Starts pending tasks within MAX_CONCURRENT_TASKS in arrival order, times them out,
+ * and turns what the runtimes report into final states. Every deadline lives in the
+ * database, so a restart picks up where the last process stopped.
+ */
+@Injectable()
+export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Scheduler');
+  private readonly loop = new SerialLoop(() => this.tick(), (error) => this.logger.error({ err: error }, 'Scheduler round failed'));
+  private readonly submitting = new Set<string>();
+  private subscription?: Subscription;
+  private timer?: NodeJS.Timeout;
+  private ticks = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly tasks: TasksRepository,
+    private readonly runtimes: RuntimeRegistry,
+    private readonly signals: TaskSignals,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    for (const backend of this.runtimes.backends) {
+      backend.onStateChange((taskId, state) => void this.onAgentState(taskId, state));
+    }
+    await this.removeStrayAgents().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
+    this.subscription = this.signals.schedule.subscribe(() => this.loop.kick());
+    this.timer = setInterval(() => this.loop.kick(), TICK_MS);
+    this.loop.kick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    this.subscription?.unsubscribe();
+    await this.loop.stop();
+  }
+
+  private async tick(): Promise<void> {
+    await this.startPending();
+    await this.sweepTimeouts();
+    if (this.ticks++ % WATCH_EVERY_TICKS === 0) await this.watchActive();
+  }
+
+  private async startPending(): Promise<void> {
+    const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks);
+    await Promise.all(claimed.map((task) => this.submit(task)));
+  }
+
+  private async submit(task: TaskEntity): Promise<void> {
+    const backend = this.runtimes.get(task.runtimeType);
+    this.submitting.add(task.taskId);
+    try {
+      if (!backend) throw new Error(`runtime backend ${task.runtimeType} is not enabled on this dispatcher`);
+      const ref = await backend.submit(agentSpecOf(task, this.config));
+      await this.tasks.setRuntimeRef(task.taskId, ref);
+      this.logger.log({ taskId: task.taskId, backend: backend.name, ref }, 'Agent submitted');
+      // Cancelled while the runtime was still starting it: nobody else knew the ref to stop.
+      const current = await this.tasks.findById(task.taskId);
+      if (current && isFinal(current.status)) void this.runtimes.stopAndRemove({ ...current, runtimeRef: ref });
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      await this.finish(task, 'failed', { exitCode: -1, errorMessage: `The agent could not be started: ${reason}` });
+    } finally {
+      this.submitting.delete(task.taskId);
+    }
+  }
+
+  private async sweepTimeouts(): Promise<void> {
+    for (const task of await this.tasks.overdue()) {
+      await this.finish(task, 'timed_out', { exitCode: -1, errorMessage: `The task did not finish within ${task.timeoutSeconds} s.` });
+    }
+  }
+
+  /** Asks the runtime about every live task: adopts the running, answers the finished, fails the gone. */
+  private async watchActive(): Promise<void> {
+    for (const task of await this.tasks.active()) {
+      const backend = this.runtimes.get(task.runtimeBackend);
+      if (!backend || this.submitting.has(task.taskId)) continue;
+      if (!task.runtimeRef) {
+        const claimedFor = Date.now() - new Date(task.startedAt ?? task.createdAt).getTime();
+        if (claimedFor > ORPHAN_CLAIM_MS) {
+          await this.finish(task, 'failed', { exitCode: -1, errorMessage: 'The dispatcher stopped before the agent was started.' });
+        }
+        continue;
+      }
+      const state = await backend.status(task.taskId, task.runtimeRef).catch((error: unknown) => {
+        this.logger.warn({ taskId: task.taskId, err: error }, 'Runtime status unavailable');
+        return null;
+      });
+      if (state) await this.apply(task, state);
+    }
+  }
+
+  private async onAgentState(taskId: string, state: AgentState): Promise<void> {
+    try {
+      const task = await this.tasks.findById(taskId);
+      if (task) await this.apply(task, state);
+    } catch (error) {
+      this.logger.error({ taskId, err: error }, 'Could not apply an agent state');
+    }
+  }
+
+  private async apply(task: TaskEntity, state: AgentState): Promise<void> {
+    if (isFinal(task.status)) {
+      if (state.phase === 'exited' || state.phase === 'gone') await this.runtimes.stopAndRemove(task);
+      return;
+    }
+    if (task.status === 'pending') return;
+    const outcome = outcomeOf(state, task.startedAt, this.config.startGraceSeconds);
+    if (outcome) await this.finish(task, outcome.status, outcome.patch);
+  }
+
+  private async finish(task: TaskEntity, status: TaskStatus, patch: TaskPatch): Promise<void> {
+    const finished = await this.tasks.transition(task.taskId, status, patch);
+    if (!finished) return;
+    this.logger.log({ taskId: task.taskId, status, exitCode: patch.exitCode, error: patch.errorMessage }, 'Task finished');
+    this.signals.taskFinished();
+    // Not awaited: a stop may wait out its 10 s grace, and the loop has other tasks to serve.
+    void this.runtimes.stopAndRemove(finished);
+  }
+
+  /** After a restart: agents the runtime still has whose task is final or unknown are removed. */
+  private async removeStrayAgents(): Promise<void> {
+    for (const backend of this.runtimes.backends) {
+      for (const agent of await backend.listManaged()) {
+        const task = await this.tasks.findById(agent.taskId);
+        if (!task || isFinal(task.status)) {
+          this.logger.log({ taskId: agent.taskId, ref: agent.ref }, 'Removing an agent of a finished or unknown task');
+          await this.runtimes.stopAndRemove({ taskId: agent.taskId, runtimeBackend: backend.name, runtimeRef: agent.ref });
+        }
+      }
+    }
+  }
+}

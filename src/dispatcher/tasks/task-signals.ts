@@ -1,0 +1,17 @@
+import { Injectable } from '@nestjs/common';
+import { Subject } from 'rxjs';
+
+/**
+ * Nudges for the loops that otherwise poll: a task arrived or ended (start the next one),
+ * a callback is due (deliver it now rather than at the next tick).
+ */
+@Injectable()
+export class TaskSignals {
+  readonly schedule = new Subject<void>();
+  readonly deliver = new Subject<void>();
+
+  taskFinished(): void {
+    this.schedule.next();
+    this.deliver.next();
+  }
+}

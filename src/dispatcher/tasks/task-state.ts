@@ -1,0 +1,35 @@
+/**
+ * The dispatcher's task states (CONTRACT section 3) and every move between them. The
+ * database applies a move only while the task is still in one of `sourcesOf(target)`,
+ * so two racing requests or replicas can never both move one task.
+ */
+export const TASK_STATUSES = ['pending', 'starting', 'running', 'completed', 'failed', 'timed_out', 'cancelled'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const FINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'timed_out', 'cancelled'];
+export const ACTIVE_STATUSES: readonly TaskStatus[] = ['starting', 'running'];
+
+const TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
+  // A submit that the runtime refuses fails the task before it ever starts.
+  pending: ['starting', 'failed', 'cancelled'],
+  // An agent may check back before its check-in was seen; the time-out counts from here.
+  starting: ['running', 'completed', 'failed', 'timed_out', 'cancelled'],
+  running: ['completed', 'failed', 'timed_out', 'cancelled'],
+  completed: [],
+  failed: [],
+  timed_out: [],
+  cancelled: [],
+};
+
+export function isFinal(status: TaskStatus): boolean {
+  return FINAL_STATUSES.includes(status);
+}
+
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** The states a task may be in for a move to `to` to apply. */
+export function sourcesOf(to: TaskStatus): TaskStatus[] {
+  return TASK_STATUSES.filter((from) => canTransition(from, to));
+}

@@ -1,0 +1,64 @@
+import { Check, Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+import { TaskStatus } from './task-state';
+
+export interface TaskResources {
+  cpu: string;
+  memory: string;
+}
+
+export interface TaskPort {
+  container_port: number;
+  protocol: string;
+}
+
+/**
+ * One task as the dispatcher keeps it: the request (callback token sealed) and its life.
+ * The indexes, checks and defaults repeat what migration 1710000000000 builds, so a
+ * generated migration holds only real changes. TypeORM cannot mark an index column DESC:
+ * the migration builds `tasks_created_at` on ("created_at" DESC, "seq" DESC) and
+ * `tasks_status_created_at` on ("status", "created_at" DESC).
+ */
+@Entity({ name: 'tasks' })
+@Index('tasks_pending_seq', ['seq'], { where: `"status" = 'pending'` })
+@Index('tasks_active_deadline', ['deadlineAt'], { where: `"status" IN ('starting', 'running')` })
+@Index('tasks_created_at', ['createdAt', 'seq'])
+@Index('tasks_status_created_at', ['status', 'createdAt'])
+@Check('tasks_timeout_seconds_check', `"timeout_seconds" BETWEEN 1 AND 86400`)
+@Check('tasks_status_check', `"status" IN ('pending', 'starting', 'running', 'completed', 'failed', 'timed_out', 'cancelled')`)
+export class TaskEntity {
+  @PrimaryColumn('uuid', { name: 'task_id', primaryKeyConstraintName: 'tasks_pkey' }) taskId: string;
+  /** Arrival order: pending tasks start in this order. */
+  @Column({ type: 'bigint', insert: false, update: false })
+  @Generated('increment')
+  seq: string;
+  @Column('text', { name: 'agent_image' }) agentImage: string;
+  @Column('text', { name: 'runtime_type' }) runtimeType: string;
+  @Column('text', { name: 'runtime_namespace', default: '' }) runtimeNamespace: string;
+  @Column('jsonb') resources: TaskResources;
+  @Column('jsonb') env: Record<string, string>;
+  @Column('jsonb') ports: TaskPort[];
+  @Column('text', { name: 'brief_key', default: '' }) briefKey: string;
+  @Column('text', { name: 'callback_url' }) callbackUrl: string;
+  @Column('text', { name: 'callback_token_sealed' }) callbackTokenSealed: string;
+  @Column('integer', { name: 'timeout_seconds' }) timeoutSeconds: number;
+  /** Keyed digest of the normalised request: the same task id with another body is a conflict. */
+  @Column('text', { name: 'request_digest' }) requestDigest: string;
+
+  @Column('text', { default: 'pending' }) status: TaskStatus;
+  @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false, default: () => 'now()' }) createdAt: Date;
+  @Column('timestamptz', { name: 'started_at', nullable: true }) startedAt: Date | null;
+  @Column('timestamptz', { name: 'deadline_at', nullable: true }) deadlineAt: Date | null;
+  @Column('timestamptz', { name: 'finished_at', nullable: true }) finishedAt: Date | null;
+  @Column('integer', { name: 'exit_code', nullable: true }) exitCode: number | null;
+  @Column('text', { name: 'result_key', nullable: true }) resultKey: string | null;
+  @Column('jsonb', { name: 'result_metadata', nullable: true }) resultMetadata: Record<string, unknown> | null;
+  @Column('text', { name: 'error_message', nullable: true }) errorMessage: string | null;
+
+  @Column('integer', { name: 'progress_percentage', nullable: true }) progressPercentage: number | null;
+  @Column('text', { name: 'progress_message', nullable: true }) progressMessage: string | null;
+  @Column('jsonb', { name: 'progress_data', nullable: true }) progressData: Record<string, unknown> | null;
+  @Column('timestamptz', { name: 'progress_updated_at', nullable: true }) progressUpdatedAt: Date | null;
+
+  @Column('text', { name: 'runtime_backend', nullable: true }) runtimeBackend: string | null;
+  @Column('text', { name: 'runtime_ref', nullable: true }) runtimeRef: string | null;
+}

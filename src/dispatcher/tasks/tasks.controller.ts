@@ -1,0 +1,43 @@
+import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { ApiKeyAuth } from '../auth/api-key.guard';
+import { CreateTaskDto, ListTasksQuery, LogsQuery } from './tasks.dto';
+import { TasksService } from './tasks.service';
+
+/** The task API (CONTRACT section 3), in the dispatcher's `{ok, data}` envelope. */
+@ApiTags('tasks')
+@ApiKeyAuth()
+@Controller('tasks')
+export class TasksController {
+  constructor(private readonly tasks: TasksService) {}
+
+  @Post()
+  async create(@Body() dto: CreateTaskDto, @Res({ passthrough: true }) response: Response) {
+    const { created, task } = await this.tasks.create(dto);
+    response.status(created ? 201 : 200);
+    return { ok: true, data: task };
+  }
+
+  @Get()
+  async list(@Query() query: ListTasksQuery) {
+    return { ok: true, data: await this.tasks.list(query) };
+  }
+
+  @Get(':taskId')
+  async get(@Param('taskId') taskId: string) {
+    return { ok: true, data: await this.tasks.get(taskId) };
+  }
+
+  @Post(':taskId/cancel')
+  @HttpCode(200)
+  async cancel(@Param('taskId') taskId: string) {
+    return { ok: true, data: await this.tasks.cancel(taskId) };
+  }
+
+  @Get(':taskId/logs')
+  @Header('Content-Type', 'text/plain; charset=utf-8')
+  logs(@Param('taskId') taskId: string, @Query() query: LogsQuery): Promise<string> {
+    return this.tasks.logs(taskId, query.tail);
+  }
+}

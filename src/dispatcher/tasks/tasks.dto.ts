@@ -1,0 +1,55 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, IsUUID, Max, MaxLength, Min,
+  ValidateNested,
+} from 'class-validator';
+import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { IsEnvMap } from '../../shared/validation/maps';
+import { IsQuantity } from '../../shared/validation/quantities';
+import { TASK_STATUSES, TaskStatus } from './task-state';
+
+export class RuntimeTargetDto {
+  @ApiProperty({ enum: ['kubernetes', 'local'], description: 'One of the enabled backends', example: 'local' }) @IsString() @IsNotEmpty() type: string;
+  @ApiPropertyOptional({ example: '' }) @IsOptional() @IsString() @MaxLength(63) namespace?: string;
+}
+
+export class ResourcesDto {
+  @ApiProperty({ example: '500m' }) @IsQuantity('cpu') cpu: string;
+  @ApiProperty({ example: '512Mi' }) @IsQuantity('memory') memory: string;
+}
+
+export class PortDto {
+  @ApiProperty({ example: 8080 }) @IsInt() @Min(1) @Max(65535) container_port: number;
+  @ApiPropertyOptional({ example: 'tcp', default: 'tcp' })
+  @IsOptional()
+  @Transform(({ value }) => (typeof value === 'string' ? value.toLowerCase() : value))
+  @IsIn(['tcp', 'udp', 'sctp'], { message: 'protocol must be tcp, udp or sctp' })
+  protocol?: string;
+}
+
+/** The seed's task creation request. */
+export class CreateTaskDto {
+  @ApiProperty({ format: 'uuid', example: '0b4c6f8e-3f1a-4d2b-9c7e-5a6b7c8d9e0f' }) @IsUUID('all', { message: 'task_id must be a UUID' }) task_id: string;
+  @ApiProperty({ example: 'agent-examples/echo' }) @IsString() @IsNotEmpty() @MaxLength(512) agent_image: string;
+  @ApiProperty({ type: RuntimeTargetDto }) @IsObject() @ValidateNested() @Type(() => RuntimeTargetDto) runtime_target: RuntimeTargetDto;
+  @ApiPropertyOptional({ type: ResourcesDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => ResourcesDto) resources?: ResourcesDto;
+  @ApiPropertyOptional({ example: { GREETING: 'hello' } }) @IsOptional() @IsEnvMap() env?: Record<string, string>;
+  @ApiPropertyOptional({ type: [PortDto] }) @IsOptional() @ValidateNested({ each: true }) @Type(() => PortDto) ports?: PortDto[];
+  @ApiPropertyOptional({ example: 'briefs/0b4c.json' }) @IsOptional() @IsString() @MaxLength(1024) brief_key?: string;
+  @ApiProperty({ example: 'http://127.0.0.1:8000/api/v1/tasks/0b4c6f8e-3f1a-4d2b-9c7e-5a6b7c8d9e0f/callback/' })
+  @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false }, { message: 'callback_url must be an http or https URL' })
+  callback_url: string;
+  @ApiProperty({ description: 'Sent back as Authorization: Bearer on the callback; never returned' })
+  @IsString() @IsNotEmpty() @MaxLength(4096) callback_token: string;
+  @ApiPropertyOptional({ example: 3600 }) @IsOptional() @IsInt() @Min(1) @Max(86400) timeout_seconds?: number;
+}
+
+export class ListTasksQuery extends PageQueryDto {
+  @ApiPropertyOptional({ enum: TASK_STATUSES }) @IsOptional() @IsIn(TASK_STATUSES) status?: TaskStatus;
+}
+
+export class LogsQuery {
+  @ApiPropertyOptional({ description: 'Only the last N lines', example: 100 })
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000_000) tail?: number;
+}

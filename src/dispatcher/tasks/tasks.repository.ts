@@ -1,0 +1,135 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, In } from 'typeorm';
+import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { CallbackOutboxEntity } from '../callbacks/callback-outbox.entity';
+import { callbackBody } from '../callbacks/callback-body';
+import { ACTIVE_STATUSES, isFinal, sourcesOf, TaskStatus } from './task-state';
+import { TaskEntity } from './task.entity';
+
+const TASKS = '"dispatcher"."tasks"';
+/** Serialises capacity claims across replicas (any fixed number both sides agree on). */
+const CLAIM_LOCK = 710_000_001;
+
+export type TaskPatch = Partial<Pick<TaskEntity,
+  'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage' | 'runtimeRef' | 'runtimeBackend'>>;
+
+/** Every query of the tasks table that is more than a find, and every state change. */
+@Injectable()
+export class TasksRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Stores a new task; false when the task id exists already. */
+  async insertIfAbsent(task: Partial<TaskEntity>): Promise<boolean> {
+    const result = await this.db.createQueryBuilder().insert().into(TaskEntity).values(task as QueryDeepPartialEntity<TaskEntity>)
+      .orIgnore().returning(['taskId']).execute();
+    return (result.raw as unknown[]).length > 0;
+  }
+
+  findById(taskId: string): Promise<TaskEntity | null> {
+    return this.db.getRepository(TaskEntity).findOneBy({ taskId });
+  }
+
+  list(options: { limit: number; offset: number; status?: TaskStatus }): Promise<[TaskEntity[], number]> {
+    return this.db.getRepository(TaskEntity).findAndCount({
+      where: options.status ? { status: options.status } : {},
+      order: { createdAt: 'DESC', seq: 'DESC' },
+      take: options.limit,
+      skip: options.offset,
+    });
+  }
+
+  async callbacksOf(taskIds: string[]): Promise<Map<string, CallbackOutboxEntity>> {
+    if (taskIds.length === 0) return new Map();
+    const rows = await this.db.getRepository(CallbackOutboxEntity).findBy({ taskId: In(taskIds) });
+    return new Map(rows.map((row) => [row.taskId, row]));
+  }
+
+  /**
+   * Moves a task to `to` only while it is in a state that may move there, in one
+   * conditional UPDATE; a final state writes its callback to the outbox in the same
+   * transaction. Null when the task was not in such a state (someone else moved it).
+   */
+  transition(taskId: string, to: TaskStatus, patch: TaskPatch = {}): Promise<TaskEntity | null> {
+    return this.db.transaction(async (manager) => {
+      const moved = await manager.createQueryBuilder().update(TaskEntity)
+        .set({ ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) } as QueryDeepPartialEntity<TaskEntity>)
+        .where('task_id = :taskId', { taskId })
+        .andWhere('status = ANY(:from)', { from: sourcesOf(to) })
+        .execute();
+      if (!moved.affected) return null;
+      const task = (await manager.findOneBy(TaskEntity, { taskId }))!;
+      if (isFinal(to)) await this.enqueueCallback(manager, task);
+      return task;
+    });
+  }
+
+  private async enqueueCallback(manager: EntityManager, task: TaskEntity): Promise<void> {
+    await manager.createQueryBuilder().insert().into(CallbackOutboxEntity)
+      .values({ taskId: task.taskId, body: callbackBody(task), state: 'pending', attempts: 0, nextAttemptAt: () => 'now()' })
+      .orIgnore().execute();
+  }
+
+  /**
+   * Claims the oldest pending tasks up to the free capacity and marks them `starting`
+   * (the time-out counts from here), in arrival order.
+   */
+  claimPending(capacity: number): Promise<TaskEntity[]> {
+    return this.db.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
+      const [{ active }] = await manager.query(`SELECT count(*)::int AS active FROM ${TASKS} WHERE status = ANY($1)`, [ACTIVE_STATUSES]);
+      const free = capacity - Number(active);
+      if (free <= 0) return [];
+      const claimed: { task_id: string }[] = await manager.query(
+        `WITH claimed AS (
+           UPDATE ${TASKS} t SET status = 'starting', started_at = now(),
+             deadline_at = now() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
+           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY seq FOR UPDATE SKIP LOCKED LIMIT $1)
+           RETURNING t.task_id)
+         SELECT task_id FROM claimed`,
+        [free],
+      );
+      if (claimed.length === 0) return [];
+      return manager.find(TaskEntity, { where: { taskId: In(claimed.map((row) => row.task_id)) }, order: { seq: 'ASC' } });
+    });
+  }
+
+  async setRuntimeRef(taskId: string, ref: string): Promise<void> {
+    await this.db.getRepository(TaskEntity).update({ taskId }, { runtimeRef: ref });
+  }
+
+  /** Tasks handed to a runtime and not final yet, for watching and recovery. */
+  active(): Promise<TaskEntity[]> {
+    return this.db.getRepository(TaskEntity).find({ where: { status: In([...ACTIVE_STATUSES]) }, order: { seq: 'ASC' } });
+  }
+
+  async countActive(): Promise<number> {
+    return this.db.getRepository(TaskEntity).countBy({ status: In([...ACTIVE_STATUSES]) });
+  }
+
+  overdue(): Promise<TaskEntity[]> {
+    return this.db.getRepository(TaskEntity).createQueryBuilder('task')
+      .where('task.status = ANY(:active)', { active: ACTIVE_STATUSES })
+      .andWhere('task.deadline_at < now()')
+      .getMany();
+  }
+
+  /** Records progress while the task is live; false once it is final. */
+  async recordProgress(taskId: string, progress: { percentage: number; message: string; data: Record<string, unknown> }): Promise<boolean> {
+    const result = await this.db.createQueryBuilder().update(TaskEntity)
+      .set({ progressPercentage: progress.percentage, progressMessage: progress.message, progressData: progress.data, progressUpdatedAt: () => 'now()' } as QueryDeepPartialEntity<TaskEntity>)
+      .where('task_id = :taskId', { taskId })
+      .andWhere('status = ANY(:active)', { active: ACTIVE_STATUSES })
+      .execute();
+    return Boolean(result.affected);
+  }
+
+  /** Tasks whose brief is this object, newest first (an agent reading its brief without naming its task). */
+  withBrief(briefKey: string): Promise<TaskEntity[]> {
+    return this.db.getRepository(TaskEntity).createQueryBuilder('task')
+      .where('task.brief_key = :briefKey', { briefKey })
+      .orderBy('task.seq', 'DESC')
+      .limit(200)
+      .getMany();
+  }
+}

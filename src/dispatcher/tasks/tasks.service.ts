@@ -1,0 +1,148 @@
+import { createHmac } from 'node:crypto';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { DomainError } from '../../shared/errors/domain-error';
+import { assertObjectKey } from '../../shared/storage/object-storage';
+import { deriveKey } from '../auth/agent-keys';
+import { CallbackTokenBox } from './callback-token-box';
+import { RuntimeRegistry } from '../runtime/runtime-registry';
+import { TaskSignals } from './task-signals';
+import { taskView, TaskView } from './task-view';
+import { TaskEntity } from './task.entity';
+import { CreateTaskDto, ListTasksQuery } from './tasks.dto';
+import { TasksRepository } from './tasks.repository';
+
+const DEFAULT_RESOURCES = { cpu: '500m', memory: '512Mi' };
+const DEFAULT_TIMEOUT_SECONDS = 3600;
+
+/** The task API's rules: creation (idempotent on task_id), reads, cancel and logs. */
+@Injectable()
+export class TasksService {
+  private readonly logger = new Logger('Tasks');
+  private readonly digestKey: Buffer;
+
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly tasks: TasksRepository,
+    private readonly runtimes: RuntimeRegistry,
+    private readonly signals: TaskSignals,
+    private readonly tokens: CallbackTokenBox,
+  ) {
+    this.digestKey = deriveKey(config.agentKey, 'request-digest');
+  }
+
+  /** 201 with a new task, or the existing one when the same body comes again (created false). */
+  async create(dto: CreateTaskDto): Promise<{ created: boolean; task: TaskView }> {
+    const request = this.normalise(dto);
+    this.validateForRuntime(request);
+    const digest = createHmac('sha256', this.digestKey).update(canonicalJson(request)).digest('hex');
+    const created = await this.tasks.insertIfAbsent({
+      taskId: request.task_id,
+      agentImage: request.agent_image,
+      runtimeType: request.runtime_target.type,
+      runtimeNamespace: request.runtime_target.namespace,
+      resources: request.resources,
+      env: request.env,
+      ports: request.ports,
+      briefKey: request.brief_key,
+      callbackUrl: request.callback_url,
+      callbackTokenSealed: this.tokens.seal(request.callback_token),
+      timeoutSeconds: request.timeout_seconds,
+      requestDigest: digest,
+      status: 'pending',
+    });
+    const task = (await this.tasks.findById(request.task_id))!;
+    if (!created && task.requestDigest !== digest) {
+      throw DomainError.conflict(`Task ${request.task_id} exists with a different request.`, { task_id: request.task_id });
+    }
+    if (created) {
+      this.logger.log({ taskId: task.taskId, image: task.agentImage, runtime: task.runtimeType }, 'Task accepted');
+      this.signals.schedule.next();
+    }
+    return { created, task: await this.view(task) };
+  }
+
+  async get(taskId: string): Promise<TaskView> {
+    return this.view(await this.find(taskId));
+  }
+
+  async list(query: ListTasksQuery): Promise<{ tasks: TaskView[]; total: number }> {
+    const [tasks, total] = await this.tasks.list({ limit: query.limit ?? 50, offset: query.offset ?? 0, status: query.status });
+    const callbacks = await this.tasks.callbacksOf(tasks.map((task) => task.taskId));
+    return { tasks: tasks.map((task) => taskView(task, callbacks.get(task.taskId))), total };
+  }
+
+  /** Cancels a live task (409 once final) and stops its agent in the background. */
+  async cancel(taskId: string): Promise<TaskView> {
+    const cancelled = await this.tasks.transition(taskId, 'cancelled', { exitCode: -1, errorMessage: 'cancelled' });
+    if (!cancelled) {
+      const task = await this.find(taskId);
+      throw DomainError.conflict(`Task ${taskId} is already ${task.status}.`, { status: task.status });
+    }
+    this.logger.log({ taskId }, 'Task cancelled');
+    this.signals.taskFinished();
+    void this.runtimes.stopAndRemove(cancelled);
+    return this.view(cancelled);
+  }
+
+  async logs(taskId: string, tail?: number): Promise<string> {
+    const task = await this.find(taskId);
+    const backend = this.runtimes.get(task.runtimeBackend);
+    if (!backend || !task.runtimeRef) return '';
+    return backend.logs(task.taskId, task.runtimeRef, tail);
+  }
+
+  private async find(taskId: string): Promise<TaskEntity> {
+    const task = /^[0-9a-f-]{36}$/i.test(taskId) ? await this.tasks.findById(taskId.toLowerCase()) : null;
+    if (!task) throw DomainError.notFound(`Task ${taskId}`);
+    return task;
+  }
+
+  private async view(task: TaskEntity): Promise<TaskView> {
+    const callbacks = await this.tasks.callbacksOf([task.taskId]);
+    return taskView(task, callbacks.get(task.taskId));
+  }
+
+  private normalise(dto: CreateTaskDto) {
+    return {
+      task_id: dto.task_id.toLowerCase(),
+      agent_image: dto.agent_image,
+      runtime_target: { type: dto.runtime_target.type, namespace: dto.runtime_target.namespace ?? '' },
+      resources: dto.resources ? { cpu: dto.resources.cpu, memory: dto.resources.memory } : DEFAULT_RESOURCES,
+      env: dto.env ?? {},
+      ports: (dto.ports ?? []).map((port) => ({ container_port: port.container_port, protocol: port.protocol ?? 'tcp' })),
+      brief_key: dto.brief_key ?? '',
+      callback_url: dto.callback_url,
+      callback_token: dto.callback_token,
+      timeout_seconds: dto.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+    };
+  }
+
+  /** An enabled backend that says it can run this image (an unmapped image is refused here, not later). */
+  private validateForRuntime(request: ReturnType<TasksService['normalise']>): void {
+    const backend = this.runtimes.get(request.runtime_target.type);
+    if (!backend) {
+      throw DomainError.invalid({ 'runtime_target.type': [`must be one of the enabled backends: ${this.runtimes.names().join(', ') || '(none)'}`] });
+    }
+    if (request.brief_key) {
+      try {
+        assertObjectKey(request.brief_key);
+      } catch {
+        throw DomainError.invalid({ brief_key: ['must be a relative object key with no "." or ".." parts'] });
+      }
+    }
+    const problems = backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace });
+    if (Object.keys(problems).length > 0) throw DomainError.invalid(problems);
+  }
+}
+
+/** JSON with object keys sorted, so equal requests digest equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

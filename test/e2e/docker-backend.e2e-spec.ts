@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
+import Docker from 'dockerode';
+import { DockerRuntime } from '../../src/dispatcher/runtime/docker-runtime';
+import { AgentSpec, AgentState } from '../../src/dispatcher/runtime/runtime';
+import { removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
+
+/** A stand-in dispatcher that accepts every agent call, so the backend can be seen alone. */
+async function agentProtocolServer(): Promise<{ url: string; server: Server; calls: string[] }> {
+  const calls: string[] = [];
+  const server = createServer((request, response) => {
+    request.resume().on('end', () => {
+      calls.push(`${request.method} ${request.url}`);
+      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+      response.end(JSON.stringify({ ok: true, data: { brief_key: null, env: {} } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, calls };
+}
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = await read();
+    if (done(state) || Date.now() > deadline) return state;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe('docker engine backend against Podman', () => {
+  const dispatcherName = `atc-test-${randomUUID().slice(0, 8)}`;
+  let docker: Docker;
+  let dockerHost: string;
+  let runtime: DockerRuntime;
+  let fake: Awaited<ReturnType<typeof agentProtocolServer>>;
+
+  const makeSpec = (overrides: Partial<AgentSpec> = {}, env: Record<string, string> = {}): AgentSpec => {
+    const taskId = randomUUID();
+    return {
+      taskId,
+      image: SHELL_AGENT_IMAGE,
+      namespace: '',
+      env: { TASK_ID: taskId, DISPATCHER_URL: fake.url, AGENT_KEY: 'test-key', ...env },
+      resources: { cpu: '500m', memory: '64Mi' },
+      ports: [{ containerPort: 8080, protocol: 'TCP' }],
+      timeoutSeconds: 60,
+      ...overrides,
+    };
+  };
+
+  beforeAll(async () => {
+    const engine = await requireContainerEngine();
+    ({ docker, dockerHost } = engine);
+    runtime = new DockerRuntime({ dockerHost, dispatcherName, network: 'host', stopGraceSeconds: 2 });
+    fake = await agentProtocolServer();
+  });
+  afterAll(async () => {
+    await runtime?.close();
+    fake?.server.close();
+    if (docker) await removeManagedContainers(docker, dispatcherName);
+  });
+
+  it('runs the agent with its labels, env and limits, and reports its exit and output', async () => {
+    const spec = makeSpec({}, { ECHO_MESSAGE: 'from-env' });
+    const ref = await runtime.submit(spec);
+    const info = await docker.getContainer(ref).inspect();
+    expect(info.Config.Labels).toMatchObject({ 'app.kubernetes.io/managed-by': dispatcherName, 'task-id': spec.taskId });
+    expect(info.HostConfig).toMatchObject({ NanoCpus: 500_000_000, Memory: 64 * 1024 * 1024, NetworkMode: 'host' });
+
+    const state = await until(() => runtime.status(spec.taskId, ref), (s) => s.phase === 'exited');
+    expect(state).toEqual({ phase: 'exited', exitCode: 0 });
+    expect(fake.calls).toContain(`PUT /agent/objects/results/${spec.taskId}/result.json`);
+    const logs = await runtime.logs(spec.taskId, ref);
+    expect(logs).toContain(`shell-echo agent for task ${spec.taskId}`);
+    expect(await runtime.logs(spec.taskId, ref, 1)).toBe('shell-echo agent done\n');
+  });
+
+  it('stops a running agent with SIGTERM and keeps its output after removal', async () => {
+    const spec = makeSpec({}, { SLEEP_SECONDS: '300' });
+    const ref = await runtime.submit(spec);
+    await until(() => runtime.logs(spec.taskId, ref), (logs) => logs.includes('sleeping 300 s'), 10_000);
+    expect((await runtime.status(spec.taskId, ref)).phase).toBe('running');
+    const listed = await runtime.listManaged();
+    expect(listed).toContainEqual({ taskId: spec.taskId, ref, state: { phase: 'running' } });
+
+    await runtime.stop(spec.taskId, ref);
+    expect(await runtime.status(spec.taskId, ref)).toEqual({ phase: 'exited', exitCode: 143 });
+    await runtime.remove(spec.taskId, ref);
+    await expect(docker.getContainer(ref).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    expect(await runtime.logs(spec.taskId, ref)).toContain('SIGTERM received');
+    expect((await runtime.listManaged()).map((agent) => agent.taskId)).not.toContain(spec.taskId);
+  });
+
+  it('reports a missing image as failed to start with the engine reason', async () => {
+    const spec = makeSpec({ image: 'localhost/agent-examples/does-not-exist:latest' });
+    const pushed: AgentState[] = [];
+    runtime.onStateChange((taskId, state) => taskId === spec.taskId && pushed.push(state));
+    const ref = await runtime.submit(spec);
+    const state = await until(() => runtime.status(spec.taskId, ref), (s) => s.phase !== 'starting');
+    expect(state).toMatchObject({ phase: 'failed_to_start', reason: 'ImagePullFailed' });
+    expect((state as { message: string }).message).toContain('localhost/agent-examples/does-not-exist:latest');
+    expect(pushed).toContainEqual(state);
+  });
+
+  it('exposes the task ports on a network other than the host one (DOCKER_NETWORK)', async () => {
+    const bridged = new DockerRuntime({ dockerHost, dispatcherName, network: 'bridge' });
+    const spec = makeSpec({ ports: [{ containerPort: 8080, protocol: 'TCP' }, { containerPort: 5353, protocol: 'UDP' }] });
+    const ref = await bridged.submit(spec);
+    const info = await docker.getContainer(ref).inspect();
+    expect(info.HostConfig.NetworkMode).toBe('bridge');
+    expect(Object.keys(info.Config.ExposedPorts ?? {}).sort()).toEqual(['5353/udp', '8080/tcp']);
+    await bridged.remove(spec.taskId, ref);
+  });
+
+  it('answers ping, and a container it does not know is gone', async () => {
+    await expect(runtime.ping()).resolves.toBeUndefined();
+    expect(await runtime.status(randomUUID(), 'no-such-container')).toMatchObject({ phase: 'gone' });
+  });
+});
