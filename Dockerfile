@@ -1,0 +1,44 @@
+# syntax=docker/dockerfile:1
+# One image for every role: ROLE (controller, dispatcher or all) is chosen at run time.
+# Build with `docker build .` (Podman: `podman build --format docker .`, or the
+# HEALTHCHECK is dropped from the OCI image format).
+ARG NODE_VERSION=20.20
+
+# Compile TypeScript with the dev dependencies.
+FROM node:${NODE_VERSION}-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
+COPY src ./src
+RUN npx tsc -p tsconfig.build.json
+
+# Production dependencies only.
+FROM node:${NODE_VERSION}-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+FROM node:${NODE_VERSION}-bookworm-slim
+ENV NODE_ENV=production \
+    ROLE=all \
+    HOST=0.0.0.0 \
+    CONTROLLER_PORT=8000 \
+    DISPATCHER_PORT=8080 \
+    DATA_DIR=/data
+WORKDIR /app
+RUN groupadd --gid 10001 app \
+ && useradd --uid 10001 --gid app --no-create-home --home-dir /app --shell /usr/sbin/nologin app \
+ && mkdir -p /data \
+ && chown app:app /data
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY docker/healthcheck.cjs ./docker/healthcheck.cjs
+USER 10001:10001
+EXPOSE 8000 8080
+VOLUME ["/data"]
+# GETs the role's /health (both for ROLE=all); any answer but 200 is unhealthy.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
+  CMD ["node", "docker/healthcheck.cjs"]
+ENTRYPOINT ["node", "dist/src/main.js"]

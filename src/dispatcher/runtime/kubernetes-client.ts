@@ -1,0 +1,172 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Logger } from '@nestjs/common';
+import { ApiException, BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/**
+ * Where the API server is: the pod's service account when running in a cluster, else
+ * the kubeconfig file named by KUBECONFIG, else ~/.kube/config. None of them: an error
+ * at boot that says so, rather than a dispatcher that talks to localhost:8080.
+ */
+export function loadKubeConfig(kubeconfig: string | null, env: NodeJS.ProcessEnv = process.env, tokenFile = SERVICE_ACCOUNT_TOKEN): KubeConfig {
+  const kc = new KubeConfig();
+  const userConfig = path.join(env.HOME ?? os.homedir(), '.kube', 'config');
+  if (env.KUBERNETES_SERVICE_HOST && fs.existsSync(tokenFile)) {
+    kc.loadFromCluster();
+  } else if (kubeconfig) {
+    if (!fs.existsSync(kubeconfig)) throw new Error(`KUBECONFIG names ${kubeconfig}, which does not exist`);
+    kc.loadFromFile(kubeconfig);
+  } else if (fs.existsSync(userConfig)) {
+    kc.loadFromFile(userConfig);
+  } else {
+    throw new Error('The kubernetes backend needs a cluster: run the dispatcher in a pod (service account), or set KUBECONFIG');
+  }
+  if (!kc.getCurrentCluster()) throw new Error('The kubeconfig names no current cluster (set its current-context)');
+  return kc;
+}
+
+/**
+ * Client-side request rate limit, as client-go's QPS and burst: a burst of tasks waits
+ * here instead of flooding the API server.
+ */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(private readonly ratePerSecond: number, private readonly burst = Math.max(1, ratePerSecond * 2)) {
+    this.tokens = this.burst;
+    this.last = Date.now();
+  }
+
+  /** Resolves when the caller may send one request; callers are served in order. */
+  take(): Promise<void> {
+    const turn = this.queue.then(() => this.waitForToken());
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private async waitForToken(): Promise<void> {
+    for (;;) {
+      const now = Date.now();
+      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.ratePerSecond);
+      this.last = now;
+      if (this.tokens >= 1) {
+        this.tokens -= 1;
+        return;
+      }
+      await sleep(Math.ceil(((1 - this.tokens) / this.ratePerSecond) * 1000));
+    }
+  }
+}
+
+export interface RetryPolicy {
+  attempts: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 15000 };
+const TRANSIENT_NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED']);
+
+/** The two API groups the backend uses, every call rate-limited and retried when transient. */
+export class KubeApi {
+  readonly batch: BatchV1Api;
+  readonly core: CoreV1Api;
+  private readonly logger = new Logger('KubernetesApi');
+  private closed = false;
+
+  constructor(readonly kubeConfig: KubeConfig, private readonly limiter: TokenBucket, private readonly retry: RetryPolicy = DEFAULT_RETRY) {
+    this.batch = kubeConfig.makeApiClient(BatchV1Api);
+    this.core = kubeConfig.makeApiClient(CoreV1Api);
+  }
+
+  /** Runs one API call; 429, 5xx and connection resets are retried with backoff, honouring Retry-After. */
+  async call<T>(what: string, request: () => Promise<T>, retry: RetryPolicy = this.retry): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      await this.limiter.take();
+      try {
+        return await request();
+      } catch (error) {
+        if (attempt >= retry.attempts || !isTransient(error) || this.closed) throw error;
+        const backoff = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));
+        const delay = retryAfterMs(error) ?? backoff * (0.5 + Math.random() / 2);
+        this.logger.warn(`${what} failed (${describeApiError(error)}); retry ${attempt} in ${Math.round(delay)} ms`);
+        // Unref'd: a retry still waiting when the process ends does not hold it up.
+        await sleep(Math.min(delay, retry.maxDelayMs), true);
+      }
+    }
+  }
+
+  /** The backend is shutting down: calls still in flight give up instead of retrying. */
+  close(): void {
+    this.closed = true;
+  }
+}
+
+export function statusCode(error: unknown): number | undefined {
+  if (error instanceof ApiException) return error.code;
+  const code = (error as { code?: unknown; statusCode?: unknown } | null)?.statusCode;
+  return typeof code === 'number' ? code : undefined;
+}
+
+export function isTransient(error: unknown): boolean {
+  const code = statusCode(error);
+  if (code !== undefined) return code === 429 || (code >= 500 && code !== 501);
+  return TRANSIENT_NETWORK.has(networkCode(error) ?? '');
+}
+
+export const isNotFound = (error: unknown): boolean => statusCode(error) === 404;
+export const isConflict = (error: unknown): boolean => statusCode(error) === 409;
+
+/** The API server's own sentence (its Status message), else the error's. */
+export function describeApiError(error: unknown): string {
+  if (error instanceof ApiException) {
+    const status = parseStatus(error.body);
+    return status?.message ? `${error.code} ${status.reason ?? ''}: ${status.message}`.replace(' :', ':') : `HTTP ${error.code}`;
+  }
+  const code = networkCode(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return code ? `${message} (${code})` : message;
+}
+
+function parseStatus(body: unknown): { message?: string; reason?: string } | undefined {
+  if (body && typeof body === 'object') return body as { message?: string; reason?: string };
+  if (typeof body !== 'string') return undefined;
+  try {
+    return JSON.parse(body) as { message?: string; reason?: string };
+  } catch {
+    return { message: body.slice(0, 300) };
+  }
+}
+
+function retryAfterMs(error: unknown): number | undefined {
+  if (!(error instanceof ApiException)) return undefined;
+  const headers = (error.headers ?? {}) as Record<string, string>;
+  const value = headers['retry-after'] ?? headers['Retry-After'];
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function networkCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; current && depth < 4; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+export function sleep(ms: number, unref = false): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    if (unref) timer.unref();
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * The fields the dispatcher may write into its manifests. kubernetes-models' schema
+ * accepts unknown fields (the API server drops them silently, or rejects them with
+ * strict field validation), so a misspelt `activeDeadlineSecond` would pass it; this
+ * catches it.
+ */
+type Shape = { [field: string]: Shape | Shape[] | 'value' | 'map' };
+
+const OWNER_REFERENCE: Shape = { apiVersion: 'value', kind: 'value', name: 'value', uid: 'value', controller: 'value', blockOwnerDeletion: 'value' };
+const METADATA: Shape = {
+  name: 'value', generateName: 'value', namespace: 'value', labels: 'map', annotations: 'map', ownerReferences: [OWNER_REFERENCE],
+};
+const ENV_VAR: Shape = {
+  name: 'value',
+  value: 'value',
+  valueFrom: { secretKeyRef: { name: 'value', key: 'value', optional: 'value' } },
+};
+const CONTAINER: Shape = {
+  name: 'value',
+  image: 'value',
+  imagePullPolicy: 'value',
+  command: 'value',
+  args: 'value',
+  env: [ENV_VAR],
+  resources: { requests: 'map', limits: 'map' },
+  ports: [{ name: 'value', containerPort: 'value', protocol: 'value' }],
+  securityContext: 'map',
+};
+const POD_SPEC: Shape = {
+  restartPolicy: 'value',
+  automountServiceAccountToken: 'value',
+  enableServiceLinks: 'value',
+  terminationGracePeriodSeconds: 'value',
+  serviceAccountName: 'value',
+  containers: [CONTAINER],
+};
+const SHAPES: Record<'Job' | 'Secret', Shape> = {
+  Job: {
+    apiVersion: 'value',
+    kind: 'value',
+    metadata: METADATA,
+    spec: {
+      backoffLimit: 'value',
+      completions: 'value',
+      parallelism: 'value',
+      activeDeadlineSeconds: 'value',
+      ttlSecondsAfterFinished: 'value',
+      template: { metadata: METADATA, spec: POD_SPEC },
+    },
+  },
+  Secret: { apiVersion: 'value', kind: 'value', metadata: METADATA, type: 'value', data: 'map', stringData: 'map', immutable: 'value' },
+};
+
+/** Paths of fields that are not part of the manifest's known shape (`spec.template.spec.containers[0].imag`). */
+export function checkKnownFields(kind: 'Job' | 'Secret', manifest: unknown): string[] {
+  return walk(SHAPES[kind], manifest, '').map((path) => `unknown field "${path}"`);
+}
+
+function walk(shape: Shape, value: unknown, path: string): string[] {
+  if (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.entries(value as Record<string, unknown>).flatMap(([field, child]) => {
+    const at = path ? `${path}.${field}` : field;
+    const expected = shape[field];
+    if (expected === undefined) return [at];
+    if (expected === 'value' || expected === 'map') return [];
+    if (Array.isArray(expected)) {
+      return Array.isArray(child) ? child.flatMap((item, index) => walk(expected[0], item, `${at}[${index}]`)) : [];
+    }
+    return walk(expected, child, at);
+  });
+}

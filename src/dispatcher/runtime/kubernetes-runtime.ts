@@ -1,0 +1,303 @@
+import { Logger } from '@nestjs/common';
+import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
+import { AppConfig } from '../../shared/config/config';
+import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
+import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, TASK_ID_LABEL } from './kubernetes-manifests';
+import { isFinal } from './kubernetes-state';
+import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
+import { ResourceWatch } from './kubernetes-watch';
+import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend } from './runtime';
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export interface KubernetesRuntimeOptions {
+  namespace: string;
+  dispatcherName: string;
+  ttlSecondsAfterFinished: number;
+  startGraceSeconds: number;
+  qps: number;
+  /** Given by tests (loadFromOptions); otherwise loaded per `loadKubeConfig`. */
+  kubeConfig?: KubeConfig;
+  kubeconfigPath?: string | null;
+  retry?: RetryPolicy;
+  watchRetryDelayMs?: number;
+  /** Server-side length of one watch request before it is resumed (default 300 s). */
+  watchTimeoutSeconds?: number;
+}
+
+/**
+ * The `kubernetes` backend: one batch/v1 Job per task (see kubernetes-manifests.ts),
+ * watched together with its Pods in each namespace in use. A pod that cannot start
+ * (image pull, config error, unschedulable) for START_GRACE_SECONDS, or a Job whose pod
+ * the cluster refuses to create (FailedCreate: quota, LimitRange, missing ServiceAccount)
+ * for as long, is reported as failed_to_start and its Job deleted; stops delete a running Job with background
+ * propagation (its Pod and Secret follow), while a finished Job is left to
+ * ttlSecondsAfterFinished so its pod log stays readable.
+ */
+export class KubernetesRuntime implements RuntimeBackend {
+  readonly name = 'kubernetes' as const;
+  private readonly logger = new Logger(KubernetesRuntime.name);
+  private readonly api: KubeApi;
+  private readonly watches = new Map<string, ResourceWatch<V1Job | V1Pod>[]>();
+  private readonly agents: AgentTracker;
+  private readonly settings: ManifestSettings;
+
+  constructor(private readonly options: KubernetesRuntimeOptions) {
+    const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
+    this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
+    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished };
+    this.agents = new AgentTracker(options.startGraceSeconds, {
+      describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
+      podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
+      abandon: (taskId, agent, problem) => this.abandon(taskId, agent, problem),
+    });
+  }
+
+  static fromConfig(config: AppConfig): KubernetesRuntime {
+    return new KubernetesRuntime({
+      namespace: config.kubeNamespace,
+      dispatcherName: config.dispatcherName,
+      ttlSecondsAfterFinished: config.jobTtlSecondsAfterFinished,
+      startGraceSeconds: config.startGraceSeconds,
+      qps: config.kubeApiQps,
+      kubeconfigPath: config.kubeconfig,
+    });
+  }
+
+  validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]> {
+    const problems: Record<string, string[]> = {};
+    if (spec.namespace && (!DNS_LABEL.test(spec.namespace) || spec.namespace.length > 63)) {
+      problems['runtime_target.namespace'] = ['must be a Kubernetes namespace name (a DNS-1123 label)'];
+    }
+    if (!spec.image.trim() || /\s/.test(spec.image)) problems.agent_image = ['must name a container image, without white space'];
+    return problems;
+  }
+
+  async submit(spec: AgentSpec): Promise<string> {
+    const namespace = spec.namespace || this.options.namespace;
+    this.watchNamespace(namespace);
+    this.agents.track(spec.taskId, namespace);
+    const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
+    await this.createSecret(namespace, buildSecret(spec, this.settings, { name: job.metadata!.name!, uid: job.metadata!.uid! }), job);
+    return `${namespace}/${job.metadata!.name}`;
+  }
+
+  /** Deletes the Job (background propagation) unless it has already finished: then nothing runs. */
+  async stop(taskId: string, ref: string): Promise<void> {
+    if (this.finished(taskId)) return;
+    await this.deleteJob(ref, `stop task ${taskId}`);
+  }
+
+  async status(taskId: string, ref: string): Promise<AgentState> {
+    const { namespace, name } = parseRef(ref, this.options.namespace);
+    this.watchNamespace(namespace);
+    const tracked = this.agents.get(taskId);
+    if (tracked?.final) return tracked.final;
+    if (tracked?.job) return this.agents.evaluate(taskId);
+    try {
+      const job = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name, namespace }));
+      const pods = await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`);
+      this.agents.absorb(taskId, namespace, job, pods);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+      return tracked?.reported && isFinal(tracked.reported) ? tracked.reported : { phase: 'gone', message: `Job ${name} no longer exists` };
+    }
+    return this.agents.evaluate(taskId);
+  }
+
+  async logs(taskId: string, ref: string, tail?: number): Promise<string> {
+    const { namespace } = parseRef(ref, this.options.namespace);
+    const cached = this.agents.newestPod(taskId);
+    const pod = cached ?? (await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`)).at(-1);
+    if (!pod?.metadata?.name) return '';
+    try {
+      return await this.api.call('read pod log', () =>
+        this.api.core.readNamespacedPodLog({ name: pod.metadata!.name!, namespace, container: 'agent', tailLines: tail }));
+    } catch (error) {
+      // 400: the container has not started; 404: the pod is gone. Either way there is no output.
+      if ([400, 404].includes(statusCode(error) ?? 0)) return '';
+      throw error;
+    }
+  }
+
+  /**
+   * A finished Job is left to its ttlSecondsAfterFinished, so the agent's output can still
+   * be read for that long (the tracker forgets it when the TTL controller deletes it);
+   * any other is deleted now.
+   */
+  async remove(taskId: string, ref: string): Promise<void> {
+    if (this.finished(taskId) && this.settings.ttlSecondsAfterFinished > 0) return;
+    await this.deleteJob(ref, `remove task ${taskId}`);
+    this.agents.forget(taskId);
+  }
+
+  async listManaged(): Promise<ManagedAgent[]> {
+    this.watchNamespace(this.options.namespace);
+    const agents: ManagedAgent[] = [];
+    for (const namespace of this.watches.keys()) {
+      const selector = managedSelector(this.settings);
+      const jobs = await this.api.call('list Jobs', () => this.api.batch.listNamespacedJob({ namespace, labelSelector: selector }));
+      const pods = await this.podsOf(namespace, selector);
+      for (const job of jobs.items) {
+        const taskId = job.metadata?.labels?.[TASK_ID_LABEL];
+        if (!taskId) continue;
+        this.agents.absorb(taskId, namespace, job, pods.filter((pod) => pod.metadata?.labels?.[TASK_ID_LABEL] === taskId));
+        agents.push({ taskId, ref: `${namespace}/${job.metadata!.name}`, state: this.agents.evaluate(taskId) });
+      }
+    }
+    return agents;
+  }
+
+  onStateChange(listener: AgentStateListener): void {
+    this.agents.onStateChange(listener);
+    this.watchNamespace(this.options.namespace);
+  }
+
+  /** A cheap call that needs the dispatcher's own permissions: list one Job. */
+  async ping(): Promise<void> {
+    await this.api.call('ping', () => this.api.batch.listNamespacedJob({ namespace: this.options.namespace, limit: 1 }), { ...DEFAULT_RETRY, attempts: 1 });
+  }
+
+  async close(): Promise<void> {
+    for (const watches of this.watches.values()) for (const watch of watches) watch.stop();
+    this.watches.clear();
+    this.agents.close();
+    this.api.close();
+  }
+
+  /** Resolves when the watches of `namespace` have their first list (for tests and recovery). */
+  async synced(namespace = this.options.namespace): Promise<void> {
+    this.watchNamespace(namespace);
+    await Promise.all((this.watches.get(namespace) ?? []).map((watch) => watch.synced()));
+  }
+
+  /** The agent ran and ended (exit or deadline), so its Job is finished and holds no pod. */
+  private finished(taskId: string): boolean {
+    const phase = this.agents.get(taskId)?.final?.phase;
+    return phase === 'exited' || phase === 'deadline_exceeded';
+  }
+
+  private async createJob(namespace: string, body: V1Job, taskId: string): Promise<V1Job> {
+    try {
+      return await this.api.call('create Job', () => this.api.batch.createNamespacedJob({ namespace, body }));
+    } catch (error) {
+      if (!isConflict(error)) throw new Error(`Kubernetes refused the Job: ${describeApiError(error)}`);
+      // Submitted before (a retry after a crash): the Job of the same task is this one.
+      const existing = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name: body.metadata!.name!, namespace }));
+      if (existing.metadata?.labels?.[TASK_ID_LABEL] !== taskId) throw new Error(`Job ${body.metadata!.name} exists and belongs to another task`);
+      return existing;
+    }
+  }
+
+  private async createSecret(namespace: string, body: ReturnType<typeof buildSecret>, job: V1Job): Promise<void> {
+    const name = body.metadata!.name!;
+    try {
+      await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
+    } catch (error) {
+      if (isConflict(error)) {
+        // A Secret left by an earlier Job of this task would be collected with that Job: replace it.
+        await this.api.call('delete Secret', () => this.api.core.deleteNamespacedSecret({ name, namespace }));
+        await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
+        return;
+      }
+      await this.deleteJob(`${namespace}/${job.metadata!.name}`, 'undo a Job whose Secret failed').catch(() => undefined);
+      throw new Error(`Kubernetes refused the agent's Secret: ${describeApiError(error)}`);
+    }
+  }
+
+  private async deleteJob(ref: string, why: string): Promise<void> {
+    const { namespace, name } = parseRef(ref, this.options.namespace);
+    try {
+      await this.api.call(why, () => this.api.batch.deleteNamespacedJob({ name, namespace, propagationPolicy: 'Background' }));
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  private async podsOf(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+    const pods = await this.api.call('list Pods', () => this.api.core.listNamespacedPod({ namespace, labelSelector }));
+    return pods.items.sort(byCreation);
+  }
+
+  private watchNamespace(namespace: string): void {
+    if (this.watches.has(namespace)) return;
+    const labelSelector = managedSelector(this.settings);
+    const common = { labelSelector, retryDelayMs: this.options.watchRetryDelayMs, timeoutSeconds: this.options.watchTimeoutSeconds };
+    const jobs = new ResourceWatch<V1Job>(this.api, {
+      ...common,
+      description: `Jobs in ${namespace}`,
+      path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
+      list: () => this.api.call('list Jobs', () => this.api.batch.listNamespacedJob({ namespace, labelSelector })),
+      onChange: (change) => this.agents.jobChanged(namespace, change),
+    });
+    const pods = new ResourceWatch<V1Pod>(this.api, {
+      ...common,
+      description: `Pods in ${namespace}`,
+      path: `/api/v1/namespaces/${namespace}/pods`,
+      list: () => this.api.call('list Pods', () => this.api.core.listNamespacedPod({ namespace, labelSelector })),
+      onChange: (change) => this.agents.podChanged(namespace, change),
+    });
+    this.watches.set(namespace, [jobs, pods] as ResourceWatch<V1Job | V1Pod>[]);
+    jobs.start();
+    pods.start();
+  }
+
+  /** The agent will not start: delete its Job so nothing keeps retrying the pull or the scheduling. */
+  private async abandon(taskId: string, agent: TrackedAgent, problem: StartProblem): Promise<void> {
+    const name = agent.job?.metadata?.name ?? jobName(taskId);
+    this.logger.warn(`Task ${taskId}: the agent could not start (${problem.reason}); deleting Job ${name}`);
+    await this.deleteJob(`${agent.namespace}/${name}`, `delete Job ${name} that could not start`).catch((error: unknown) =>
+      this.logger.error(`Could not delete Job ${name}: ${describeApiError(error)}`));
+  }
+
+  /**
+   * Why a Job past its start grace still has no pod: the Job controller's latest FailedCreate
+   * warning event on it (`Error creating: pods "x" is forbidden: exceeded quota: ...`), its
+   * `Error creating: ` prefix dropped. None, or a pod that the watch has not brought yet: undefined.
+   */
+  private async podCreationProblem(taskId: string, agent: TrackedAgent): Promise<StartProblem | undefined> {
+    const job = agent.job;
+    if (!job?.metadata?.name) return undefined;
+    const { name, uid } = job.metadata;
+    try {
+      if ((await this.podsOf(agent.namespace, `${TASK_ID_LABEL}=${taskId}`)).length > 0) return undefined;
+      const fieldSelector = `involvedObject.kind=Job,involvedObject.name=${name}`;
+      const events = await this.api.call('list Events', () => this.api.core.listNamespacedEvent({ namespace: agent.namespace, fieldSelector }), { ...DEFAULT_RETRY, attempts: 2 });
+      const failed = events.items
+        // An earlier Job of the same name (the task submitted again) has another uid.
+        .filter((event) => event.type === 'Warning' && event.reason === 'FailedCreate' && event.message && (!uid || !event.involvedObject.uid || event.involvedObject.uid === uid))
+        .sort((a, b) => eventTime(a) - eventTime(b))
+        .at(-1);
+      return failed ? { reason: 'FailedCreate', message: failed.message!.replace(/^Error creating: /, '') } : undefined;
+    } catch (error) {
+      this.logger.warn(`Task ${taskId}: could not read why Job ${name} has no pod: ${describeApiError(error)}`);
+      return undefined;
+    }
+  }
+
+  /** The pod's latest warning event, when it says more than the container status. */
+  private async withWarningEvent(namespace: string, pod: V1Pod | undefined, message: string): Promise<string> {
+    if (!pod?.metadata?.name) return message;
+    try {
+      const fieldSelector = `involvedObject.kind=Pod,involvedObject.name=${pod.metadata.name}`;
+      const events = await this.api.call('list Events', () => this.api.core.listNamespacedEvent({ namespace, fieldSelector }), { ...DEFAULT_RETRY, attempts: 2 });
+      const warning = events.items.filter((event) => event.type === 'Warning' && event.message).at(-1);
+      return warning?.message && !message.includes(warning.message) && !warning.message.includes(message)
+        ? `${message} (${warning.reason}: ${warning.message})`
+        : message;
+    } catch {
+      return message;
+    }
+  }
+}
+
+/** When an event last happened (events.k8s.io series, the core fields, or its creation). */
+function eventTime(event: CoreV1Event): number {
+  const at = event.series?.lastObservedTime ?? event.lastTimestamp ?? event.eventTime ?? event.firstTimestamp ?? event.metadata?.creationTimestamp;
+  return at ? new Date(at).getTime() : 0;
+}
+
+export function parseRef(ref: string, defaultNamespace: string): { namespace: string; name: string } {
+  const slash = ref.indexOf('/');
+  return slash < 0 ? { namespace: defaultNamespace, name: ref } : { namespace: ref.slice(0, slash), name: ref.slice(slash + 1) };
+}

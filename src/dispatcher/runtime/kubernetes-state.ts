@@ -1,0 +1,74 @@
+import type { V1ContainerStatus, V1Job, V1Pod } from '@kubernetes/client-node';
+import { AgentState } from './runtime';
+
+/** Waiting reasons that mean the container will not start without someone changing something. */
+export const START_FAILURE_REASONS = new Set([
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'ErrImageNeverPull',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+]);
+
+/** Why a pod cannot start yet, when it is one of the reasons above or unschedulable. */
+export function startProblem(pod: V1Pod | undefined): { reason: string; message: string } | undefined {
+  if (!pod) return undefined;
+  const unscheduled = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False' && c.reason === 'Unschedulable');
+  if (unscheduled) return { reason: 'Unschedulable', message: unscheduled.message || 'the pod cannot be scheduled on any node' };
+  const waiting = agentContainer(pod)?.state?.waiting;
+  if (waiting?.reason && START_FAILURE_REASONS.has(waiting.reason)) {
+    return { reason: waiting.reason, message: waiting.message || waiting.reason };
+  }
+  return undefined;
+}
+
+/**
+ * What the Job and its newest Pod say about the agent. The Job's conditions decide the
+ * end (Complete, Failed with DeadlineExceeded or BackoffLimitExceeded); the Pod gives the
+ * exit code and the termination reason (OOMKilled) and says whether it has started.
+ */
+export function agentStateOf(job: V1Job | undefined, pod: V1Pod | undefined): AgentState {
+  if (!job) return { phase: 'gone', message: 'the Job no longer exists' };
+  const conditions = job.status?.conditions ?? [];
+  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+  if (failed?.reason === 'DeadlineExceeded') {
+    return { phase: 'deadline_exceeded', message: failed.message || 'Job was active longer than specified deadline' };
+  }
+  const terminated = agentContainer(pod)?.state?.terminated;
+  if (terminated) return exited(terminated.exitCode, terminated.reason, terminated.message);
+  if (conditions.some((c) => c.type === 'Complete' && c.status === 'True')) return { phase: 'exited', exitCode: 0 };
+  if (failed) {
+    return { phase: 'exited', exitCode: -1, reason: failed.reason, message: failed.message || `Job failed (${failed.reason ?? 'no reason given'})` };
+  }
+  const running = agentContainer(pod)?.state?.running;
+  if (running || pod?.status?.phase === 'Running') return { phase: 'running' };
+  // Only a reason that means "stuck" goes with `starting`: a slow image pull (ContainerCreating)
+  // is not a failure, however long the grace.
+  const problem = startProblem(pod);
+  return problem ? { phase: 'starting', ...problem } : { phase: 'starting' };
+}
+
+function exited(exitCode: number, reason?: string, message?: string): AgentState {
+  if (reason === 'OOMKilled') {
+    return { phase: 'exited', exitCode, reason, message: `the agent was killed for using more memory than its limit (OOMKilled, exit code ${exitCode})` };
+  }
+  const state: AgentState = { phase: 'exited', exitCode };
+  if (reason && reason !== 'Completed') state.reason = reason;
+  if (message) state.message = message;
+  return state;
+}
+
+export function agentContainer(pod: V1Pod | undefined): V1ContainerStatus | undefined {
+  const statuses = pod?.status?.containerStatuses ?? [];
+  return statuses.find((s) => s.name === 'agent') ?? statuses[0];
+}
+
+export function isFinal(state: AgentState): boolean {
+  return ['exited', 'failed_to_start', 'deadline_exceeded', 'gone'].includes(state.phase);
+}
+
+/** Same phase and same details: no change worth reporting. */
+export function sameState(a: AgentState | undefined, b: AgentState): boolean {
+  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+}

@@ -1,0 +1,207 @@
+import { Logger } from '@nestjs/common';
+import type { V1Job, V1Pod } from '@kubernetes/client-node';
+import { TASK_ID_LABEL } from './kubernetes-manifests';
+import { agentStateOf, isFinal, sameState, startProblem } from './kubernetes-state';
+import { WatchedChange } from './kubernetes-watch';
+import { AgentState, AgentStateListener } from './runtime';
+
+/** What is known of one task's Job and Pods, from the watches and direct reads. */
+export interface TrackedAgent {
+  namespace: string;
+  job?: V1Job;
+  jobSeen: boolean;
+  pods: Map<string, V1Pod>;
+  /** What the start grace is counting for: a pod that cannot start, or a Job without a pod. */
+  stuckOn?: 'pod' | 'pod creation';
+  stuckSince?: number;
+  graceTimer?: NodeJS.Timeout;
+  /** The backend is asking the cluster why the Job has no pod. */
+  checkingCreation?: boolean;
+  reported?: AgentState;
+  final?: AgentState;
+  givingUp?: boolean;
+}
+
+export type StartProblem = { reason: string; message: string };
+
+/** What the tracker asks of the backend when an agent cannot start. */
+export interface StartFailureHooks {
+  /** The message to report: the runtime's, plus whatever the cluster adds (a warning event). */
+  describe(agent: TrackedAgent, problem: StartProblem, pod: V1Pod | undefined): Promise<string>;
+  /**
+   * Why the Job controller could not create the Job's pod (its latest FailedCreate warning
+   * event), or undefined when nothing says it failed (the pod exists, or is on its way).
+   */
+  podCreationProblem(taskId: string, agent: TrackedAgent): Promise<StartProblem | undefined>;
+  /** Stops whatever keeps retrying (deletes the Job). */
+  abandon(taskId: string, agent: TrackedAgent, problem: StartProblem): Promise<void>;
+}
+
+/** How often a Job still without a pod after the grace is checked again for FailedCreate events. */
+const CREATION_RECHECK_MS = 10_000;
+
+/**
+ * Turns Job and Pod changes into AgentStates per task: keeps the newest objects, applies
+ * START_GRACE_SECONDS to a pod that cannot start and to a Job whose pod is not created
+ * (quota, LimitRange, missing ServiceAccount), remembers final states (a Job deleted
+ * afterwards does not turn them into `gone`) and tells listeners of every change.
+ */
+export class AgentTracker {
+  private readonly logger = new Logger('KubernetesAgents');
+  private readonly agents = new Map<string, TrackedAgent>();
+  private readonly listeners: AgentStateListener[] = [];
+  private closed = false;
+
+  constructor(private readonly startGraceSeconds: number, private readonly hooks: StartFailureHooks) {}
+
+  onStateChange(listener: AgentStateListener): void {
+    this.listeners.push(listener);
+  }
+
+  get(taskId: string): TrackedAgent | undefined {
+    return this.agents.get(taskId);
+  }
+
+  track(taskId: string, namespace: string): TrackedAgent {
+    let agent = this.agents.get(taskId);
+    if (!agent) {
+      agent = { namespace, jobSeen: false, pods: new Map() };
+      this.agents.set(taskId, agent);
+    }
+    return agent;
+  }
+
+  forget(taskId: string): void {
+    clearTimeout(this.agents.get(taskId)?.graceTimer);
+    this.agents.delete(taskId);
+  }
+
+  jobChanged(namespace: string, { type, object }: WatchedChange<V1Job>): void {
+    const taskId = object.metadata?.labels?.[TASK_ID_LABEL];
+    if (!taskId || (type === 'DELETED' && !this.agents.has(taskId))) return;
+    const agent = this.track(taskId, namespace);
+    // A finished agent's Job deleted by its TTL: nothing more will happen to it.
+    if (type === 'DELETED' && agent.final) return this.forget(taskId);
+    agent.job = type === 'DELETED' ? undefined : object;
+    agent.jobSeen = true;
+    this.evaluate(taskId);
+  }
+
+  podChanged(namespace: string, { type, object }: WatchedChange<V1Pod>): void {
+    const taskId = object.metadata?.labels?.[TASK_ID_LABEL];
+    if (!taskId || !object.metadata?.name || (type === 'DELETED' && !this.agents.has(taskId))) return;
+    const agent = this.track(taskId, namespace);
+    if (type === 'DELETED') agent.pods.delete(object.metadata.name);
+    else agent.pods.set(object.metadata.name, object);
+    this.evaluate(taskId);
+  }
+
+  /** Takes in what a direct read found (status before the watch caught up, recovery). */
+  absorb(taskId: string, namespace: string, job: V1Job, pods: V1Pod[]): void {
+    const agent = this.track(taskId, namespace);
+    agent.job = job;
+    agent.jobSeen = true;
+    for (const pod of pods) if (pod.metadata?.name) agent.pods.set(pod.metadata.name, pod);
+  }
+
+  newestPod(taskId: string): V1Pod | undefined {
+    const agent = this.agents.get(taskId);
+    return agent ? [...agent.pods.values()].sort(byCreation).at(-1) : undefined;
+  }
+
+  /** Works out the task's state from what is known, applies the start grace, and reports changes. */
+  evaluate(taskId: string): AgentState {
+    const agent = this.agents.get(taskId);
+    if (!agent) return { phase: 'gone' };
+    if (agent.final) return agent.final;
+    const pod = this.newestPod(taskId);
+    const state: AgentState = agent.job || agent.jobSeen ? agentStateOf(agent.job, pod) : { phase: 'starting' };
+    this.applyStartGrace(taskId, agent, state, pod);
+    if (isFinal(state)) agent.final = state;
+    this.report(taskId, agent, state);
+    return state;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const agent of this.agents.values()) clearTimeout(agent.graceTimer);
+  }
+
+  /**
+   * A pod that cannot start, or a Job that has no pod at all, is given START_GRACE_SECONDS
+   * from the moment it was first seen so; a timer re-evaluates it then, since no event may
+   * arrive to do so. A Job still without a pod then fails only if the cluster says why
+   * (a FailedCreate event); otherwise it is checked again later.
+   */
+  private applyStartGrace(taskId: string, agent: TrackedAgent, state: AgentState, pod: V1Pod | undefined): void {
+    const problem = state.phase === 'starting' ? startProblem(pod) : undefined;
+    const podless = state.phase === 'starting' && !pod && agent.job !== undefined;
+    const stuckOn = problem ? 'pod' : podless ? 'pod creation' : undefined;
+    if (stuckOn !== agent.stuckOn) {
+      agent.stuckOn = stuckOn;
+      agent.stuckSince = undefined;
+      clearTimeout(agent.graceTimer);
+      agent.graceTimer = undefined;
+    }
+    if (!stuckOn) return;
+    agent.stuckSince ??= Date.now();
+    const left = agent.stuckSince + this.startGraceSeconds * 1000 - Date.now();
+    if (left > 0) {
+      if (!agent.graceTimer) this.evaluateIn(taskId, agent, left);
+    } else if (problem) {
+      if (!agent.givingUp) void this.failToStart(taskId, agent, problem, pod);
+      agent.givingUp = true;
+    } else if (!agent.givingUp && !agent.checkingCreation && !agent.graceTimer) {
+      void this.checkPodCreation(taskId, agent);
+    }
+  }
+
+  private evaluateIn(taskId: string, agent: TrackedAgent, ms: number): void {
+    agent.graceTimer = setTimeout(() => {
+      agent.graceTimer = undefined;
+      this.evaluate(taskId);
+    }, ms);
+    agent.graceTimer.unref();
+  }
+
+  /** The grace is over and the Job has no pod: fail with the cluster's reason, or look again later. */
+  private async checkPodCreation(taskId: string, agent: TrackedAgent): Promise<void> {
+    agent.checkingCreation = true;
+    const problem = await this.hooks.podCreationProblem(taskId, agent).catch(() => undefined);
+    agent.checkingCreation = false;
+    if (this.closed || agent.final || agent.givingUp || this.agents.get(taskId) !== agent || agent.stuckOn !== 'pod creation') return;
+    if (problem) {
+      agent.givingUp = true;
+      await this.failToStart(taskId, agent, problem, undefined);
+      return;
+    }
+    this.evaluateIn(taskId, agent, Math.max(1000, Math.min(CREATION_RECHECK_MS, this.startGraceSeconds * 1000)));
+  }
+
+  /** Reports the start failure with the runtime's reason and message, then lets the backend clean up. */
+  private async failToStart(taskId: string, agent: TrackedAgent, problem: StartProblem, pod: V1Pod | undefined): Promise<void> {
+    const message = await this.hooks.describe(agent, problem, pod).catch(() => problem.message);
+    const state: AgentState = { phase: 'failed_to_start', reason: problem.reason, message };
+    agent.final = state;
+    this.report(taskId, agent, state);
+    await this.hooks.abandon(taskId, agent, problem);
+  }
+
+  private report(taskId: string, agent: TrackedAgent, state: AgentState): void {
+    if (sameState(agent.reported, state)) return;
+    agent.reported = state;
+    for (const listener of this.listeners) {
+      try {
+        listener(taskId, state);
+      } catch (error) {
+        this.logger.error(`A state listener failed for task ${taskId}: ${String(error)}`);
+      }
+    }
+  }
+}
+
+/** Oldest first (a Job's retries make newer pods). */
+export function byCreation(a: V1Pod, b: V1Pod): number {
+  const time = (pod: V1Pod) => (pod.metadata?.creationTimestamp ? new Date(pod.metadata.creationTimestamp).getTime() : 0);
+  return time(a) - time(b);
+}

@@ -1,0 +1,168 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { jobName, secretName } from '../../src/dispatcher/runtime/kubernetes-manifests';
+import { agentApi, makeTaskRequest, taskApi, waitFor, waitForStatus } from '../harness/dispatcher';
+import { http } from '../harness/http';
+import { startTestSystem, TestSystem } from '../harness/system';
+import { KubeApiServer } from '../k8s/kube-api-server';
+
+const TOKEN = 'dispatcher-service-account-token';
+
+jest.setTimeout(60_000);
+
+describe('a task on the kubernetes backend, through the dispatcher API', () => {
+  let kube: KubeApiServer;
+  let system: TestSystem;
+  let kubeconfigDir: string;
+
+  beforeAll(async () => {
+    kube = await KubeApiServer.start({ token: TOKEN, namespaces: ['agents'] });
+    kubeconfigDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-'));
+    const kubeconfig = path.join(kubeconfigDir, 'config');
+    fs.writeFileSync(kubeconfig, kube.kubeconfig('agents'));
+    system = await startTestSystem({
+      role: 'dispatcher',
+      env: { DISPATCHER_BACKENDS: 'local,kubernetes', KUBECONFIG: kubeconfig, KUBE_NAMESPACE: 'agents', START_GRACE_SECONDS: '2', DISPATCHER_NAME: 'eu-1', JOB_TTL_SECONDS_AFTER_FINISHED: '2' },
+    });
+  });
+  afterAll(async () => {
+    await system?.close();
+    await kube?.close();
+    fs.rmSync(kubeconfigDir, { recursive: true, force: true });
+  });
+
+  const kubernetesTask = (overrides: Record<string, unknown> = {}) =>
+    makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' }, ...overrides });
+
+  /** Creates the task and waits for its Job; returns the per-task key the agent would get from its Secret. */
+  async function submit(request: Record<string, any>): Promise<string> {
+    expect((await taskApi(system).create(request)).status).toBe(201);
+    await waitFor(async () => kube.store.get('secrets', 'agents', secretName(request.task_id)), 10_000, 'the Job and its Secret');
+    const secret = kube.store.get('secrets', 'agents', secretName(request.task_id))!;
+    return Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString();
+  }
+
+  it('goes starting -> running -> completed with the agent using the key from its Secret; the finished Job goes at its TTL', async () => {
+    const request = kubernetesTask();
+    const agentKey = await submit(request);
+    const job = kube.store.get('jobs', 'agents', jobName(request.task_id))!;
+    expect(job.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'eu-1', 'task-id': request.task_id });
+    const env = (job.spec as any).template.spec.containers[0].env;
+    expect(env).toEqual(expect.arrayContaining([
+      { name: 'TASK_ID', value: request.task_id },
+      { name: 'GREETING', value: 'hello' },
+      { name: 'AGENT_KEY', valueFrom: { secretKeyRef: { name: secretName(request.task_id), key: 'agent-key' } } },
+    ]));
+    expect((await taskApi(system).get(request.task_id)).body.data).toMatchObject({
+      status: 'starting', runtime: { backend: 'kubernetes', ref: `agents/${jobName(request.task_id)}` },
+    });
+
+    kube.jobs.run('agents', jobName(request.task_id));
+    kube.jobs.setLogs('agents', jobName(request.task_id), 'starting\nworking\ndone\n');
+    const agent = agentApi(system, agentKey);
+    expect((await agent.checkin({ task_id: request.task_id })).status).toBe(200);
+    await waitForStatus(system, request.task_id, ['running']);
+    expect((await agent.progress({ task_id: request.task_id, percentage: 50, message: 'half way' })).status).toBe(200);
+    expect((await agent.write(`results/${request.task_id}/result.json`, '{"ok":true}')).status).toBeLessThan(300);
+    const logs = await taskApi(system).logs(request.task_id, '?tail=2');
+    expect(logs.text).toBe('working\ndone\n');
+
+    const checkback = await agent.checkback({ task_id: request.task_id, status: 'completed', result_key: `results/${request.task_id}/result.json`, result_metadata: { pods: 1 } });
+    expect(checkback.status).toBe(200);
+    kube.jobs.finish('agents', jobName(request.task_id), { exitCode: 0 });
+    const task = await waitForStatus(system, request.task_id, ['completed']);
+    expect(task).toMatchObject({ result_key: `results/${request.task_id}/result.json`, result_metadata: { pods: 1 }, progress: { percentage: 50 } });
+    // The finished Job stays for its ttlSecondsAfterFinished: the output can still be read.
+    expect((await taskApi(system).logs(request.task_id)).text).toBe('starting\nworking\ndone\n');
+    expect(kube.requests.some((r) => r.method === 'DELETE' && r.path.endsWith(jobName(request.task_id)))).toBe(false);
+    await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(request.task_id)), 10_000, 'the TTL to remove the Job');
+    await waitFor(async () => !kube.store.get('secrets', 'agents', secretName(request.task_id)), 5_000, 'the Secret to be collected');
+  });
+
+  it('refuses the key of another task', async () => {
+    const request = kubernetesTask();
+    await submit(request);
+    const other = await submit(kubernetesTask());
+    expect((await agentApi(system, other).checkin({ task_id: request.task_id })).status).toBe(403);
+    await taskApi(system).cancel(request.task_id);
+  });
+
+  it('fails a task whose image cannot be pulled, with the reason and message, and deletes its Job', async () => {
+    const request = kubernetesTask();
+    await submit(request);
+    kube.jobs.setWaiting('agents', jobName(request.task_id), 'ErrImagePull', 'failed to pull image "registry.example/agents/echo:1": not found');
+    const task = await waitForStatus(system, request.task_id, ['failed'], 15_000);
+    expect(task.error_message).toContain('ErrImagePull');
+    expect(task.error_message).toContain('not found');
+    await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(request.task_id)), 10_000, 'the Job to be deleted');
+  });
+
+  it('fails a task whose pod the namespace quota refuses, with the FailedCreate event, and deletes its Job', async () => {
+    kube.jobs.refusePods('agents', 'exceeded quota: agents-quota, requested: pods=1, used: pods=10, limited: pods=10');
+    try {
+      const request = kubernetesTask();
+      await submit(request);
+      expect(kube.store.list('pods', { namespace: 'agents', labelSelector: `task-id=${request.task_id}` })).toEqual([]);
+      const task = await waitForStatus(system, request.task_id, ['failed'], 15_000);
+      expect(task.error_message).toMatch(new RegExp(`FailedCreate: pods "${jobName(request.task_id)}-\\w+" is forbidden: exceeded quota: agents-quota`));
+      await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(request.task_id)), 10_000, 'the Job to be deleted');
+    } finally {
+      kube.jobs.allowPods('agents');
+    }
+  });
+
+  it('names an OOM kill in the error and times out at the Job deadline', async () => {
+    const oom = kubernetesTask();
+    await submit(oom);
+    kube.jobs.run('agents', jobName(oom.task_id));
+    kube.jobs.finish('agents', jobName(oom.task_id), { exitCode: 137, reason: 'OOMKilled' });
+    const failed = await waitForStatus(system, oom.task_id, ['failed']);
+    expect(failed).toMatchObject({ exit_code: 137, error_message: expect.stringContaining('OOMKilled') });
+
+    const slow = kubernetesTask();
+    await submit(slow);
+    kube.jobs.run('agents', jobName(slow.task_id));
+    kube.jobs.exceedDeadline('agents', jobName(slow.task_id));
+    expect(await waitForStatus(system, slow.task_id, ['timed_out'])).toMatchObject({ error_message: expect.stringContaining('deadline') });
+  });
+
+  it('cancels by deleting the Job with background propagation', async () => {
+    const request = kubernetesTask();
+    await submit(request);
+    kube.jobs.run('agents', jobName(request.task_id));
+    expect((await taskApi(system).cancel(request.task_id)).status).toBe(200);
+    await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(request.task_id)), 10_000, 'the Job to be deleted');
+    const deletion = kube.requests.find((r) => r.method === 'DELETE' && r.path.endsWith(jobName(request.task_id)));
+    expect(deletion?.query.get('propagationPolicy')).toBe('Background');
+    expect((await taskApi(system).get(request.task_id)).body.data.status).toBe('cancelled');
+  });
+
+  it('after a restart adopts the running Job and deletes a Job of no known task', async () => {
+    const request = kubernetesTask();
+    const agentKey = await submit(request);
+    kube.jobs.run('agents', jobName(request.task_id));
+    await agentApi(system, agentKey).checkin({ task_id: request.task_id });
+    await waitForStatus(system, request.task_id, ['running']);
+    const stray = kubernetesTask();
+    kube.store.create('jobs', {
+      apiVersion: 'batch/v1', kind: 'Job',
+      metadata: { name: jobName(stray.task_id), namespace: 'agents', labels: { 'app.kubernetes.io/managed-by': 'eu-1', 'task-id': stray.task_id } },
+      spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'agent', image: 'x' }] } } },
+    });
+
+    await system.restart();
+    await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(stray.task_id)), 10_000, 'the stray Job to be deleted');
+    expect(kube.store.get('jobs', 'agents', jobName(request.task_id))).toBeDefined();
+    expect((await taskApi(system).get(request.task_id)).body.data.status).toBe('running');
+    kube.jobs.finish('agents', jobName(request.task_id), { exitCode: 2 });
+    const task = await waitForStatus(system, request.task_id, ['failed']);
+    expect(task).toMatchObject({ exit_code: 2, error_message: expect.stringContaining('without checking back') });
+  });
+
+  it('reports the API server in /ready', async () => {
+    const ready = await http('GET', `${system.dispatcherUrl}/ready`);
+    expect(ready.status).toBe(200);
+    expect(ready.body.details.runtime_kubernetes).toEqual({ status: 'up' });
+  });
+});

@@ -1,0 +1,323 @@
+import * as http from 'node:http';
+import { AddressInfo } from 'node:net';
+import { JobSimulator, Propagation } from './kube-job-controller';
+import { KubeObject, KubeStore, ListQuery, matches, Resource, StoredEvent } from './kube-store';
+
+export interface KubeApiServerOptions {
+  /** Bearer token every request must carry; unset: no authentication. */
+  token?: string;
+  namespaces?: string[];
+  bookmarkIntervalMs?: number;
+}
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  status: number;
+}
+
+interface Fault {
+  remaining: number;
+  match: (method: string, path: string) => boolean;
+  apply: (res: http.ServerResponse, req: http.IncomingMessage) => void;
+}
+
+const KINDS: Record<Resource, { kind: string; apiVersion: string; group: string }> = {
+  jobs: { kind: 'Job', apiVersion: 'batch/v1', group: 'batch' },
+  pods: { kind: 'Pod', apiVersion: 'v1', group: '' },
+  secrets: { kind: 'Secret', apiVersion: 'v1', group: '' },
+  events: { kind: 'Event', apiVersion: 'v1', group: '' },
+};
+const CORE_PATH = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(pods|secrets|events)(?:\/([^/]+)(?:\/(log))?)?\/?$/;
+const BATCH_PATH = /^\/apis\/batch\/v1\/(?:namespaces\/([^/]+)\/)?(jobs)(?:\/([^/]+))?\/?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/**
+ * A Kubernetes API server for tests, on loopback over plain HTTP: the real REST paths,
+ * Status errors, resourceVersions, label and field selectors and watch streams for Jobs,
+ * Pods, Secrets and Events, plus pod logs. `jobs` drives what the cluster would do;
+ * the fault methods make it throttle, fail, reset connections or expire watches.
+ */
+export class KubeApiServer {
+  readonly store = new KubeStore();
+  readonly jobs = new JobSimulator(this.store);
+  readonly requests: RecordedRequest[] = [];
+  readonly namespaces: Set<string>;
+  private readonly faults: Fault[] = [];
+  private readonly watches = new Set<http.ServerResponse>();
+  private goneWatches = 0;
+  private server!: http.Server;
+  url = '';
+
+  private constructor(private readonly options: KubeApiServerOptions) {
+    this.namespaces = new Set(options.namespaces ?? ['default']);
+  }
+
+  static async start(options: KubeApiServerOptions = {}): Promise<KubeApiServer> {
+    const api = new KubeApiServer(options);
+    api.server = http.createServer((req, res) => {
+      api.handle(req, res).catch((error: unknown) => api.status(res, 500, 'InternalError', String(error)));
+    });
+    await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', resolve));
+    api.url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+    return api;
+  }
+
+  async close(): Promise<void> {
+    this.jobs.close();
+    this.dropWatches();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** A kubeconfig (YAML is a superset of JSON) pointing at this server. */
+  kubeconfig(namespace = 'default'): string {
+    return JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      // client-node refuses plain http unless told TLS checks are off.
+      clusters: [{ name: 'test', cluster: { server: this.url, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'test', user: this.options.token ? { token: this.options.token } : {} }],
+      contexts: [{ name: 'test', context: { cluster: 'test', user: 'test', namespace } }],
+      'current-context': 'test',
+    });
+  }
+
+  /** The next `count` matching requests answer `status` (429 carries Retry-After). */
+  failNext(count: number, status: number, options: { retryAfterSeconds?: number; match?: (method: string, path: string) => boolean } = {}): void {
+    this.faults.push({
+      remaining: count,
+      match: options.match ?? (() => true),
+      apply: (res) => {
+        const reason = status === 429 ? 'TooManyRequests' : status === 503 ? 'ServiceUnavailable' : 'InternalError';
+        const headers: Record<string, string> = options.retryAfterSeconds !== undefined ? { 'Retry-After': String(options.retryAfterSeconds) } : {};
+        this.status(res, status, reason, status === 429 ? 'Too many requests, please try again later.' : 'the server is having trouble', headers);
+      },
+    });
+  }
+
+  /** The next `count` matching requests lose their connection without an answer. */
+  resetNext(count: number, match: (method: string, path: string) => boolean = () => true): void {
+    this.faults.push({ remaining: count, match, apply: (_res, req) => req.socket.destroy() });
+  }
+
+  /** Cuts every open watch stream mid-flight. */
+  dropWatches(): void {
+    for (const res of this.watches) res.destroy();
+    this.watches.clear();
+  }
+
+  /** The next `count` watches answer the ERROR event 410 Gone (resourceVersion too old). */
+  expireNextWatches(count: number): void {
+    this.goneWatches += count;
+  }
+
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const method = req.method ?? 'GET';
+    res.on('finish', () => this.requests.push({ method, path: url.pathname, query: url.searchParams, status: res.statusCode }));
+    const body = await readBody(req);
+    if (this.options.token && req.headers.authorization !== `Bearer ${this.options.token}`) {
+      return this.status(res, 401, 'Unauthorized', 'Unauthorized');
+    }
+    const fault = this.faults.find((f) => f.remaining > 0 && f.match(method, url.pathname));
+    if (fault) {
+      fault.remaining -= 1;
+      return fault.apply(res, req);
+    }
+    if (url.pathname === '/version') {
+      return this.json(res, 200, { major: '1', minor: '33', gitVersion: 'v1.33.0-test', platform: 'linux/amd64' });
+    }
+    const route = CORE_PATH.exec(url.pathname) ?? BATCH_PATH.exec(url.pathname);
+    if (!route) return this.status(res, 404, 'NotFound', 'the server could not find the requested resource');
+    const [, namespace, resource, name, sub] = route as unknown as [string, string | undefined, Resource, string | undefined, string | undefined];
+    if (namespace && !this.namespaces.has(namespace) && method !== 'GET') {
+      return this.status(res, 404, 'NotFound', `namespaces "${namespace}" not found`, {}, { name: namespace, kind: 'namespaces' });
+    }
+    const query: ListQuery = {
+      namespace,
+      labelSelector: url.searchParams.get('labelSelector') ?? undefined,
+      fieldSelector: url.searchParams.get('fieldSelector') ?? undefined,
+    };
+    const watch = ['1', 'true'].includes(url.searchParams.get('watch') ?? '');
+    if (method === 'GET' && sub === 'log' && namespace && name) return this.podLog(res, namespace, name, url.searchParams);
+    if (method === 'GET' && name && namespace) return this.read(res, resource, namespace, name);
+    if (method === 'GET' && watch) return this.watch(req, res, resource, query, url.searchParams);
+    if (method === 'GET') return this.list(res, resource, query, url.searchParams);
+    if (method === 'POST' && namespace && !name) return this.create(res, resource, namespace, body);
+    if (method === 'DELETE' && namespace && name) return this.remove(res, resource, namespace, name, url.searchParams, body);
+    return this.status(res, 405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
+  }
+
+  private read(res: http.ServerResponse, resource: Resource, namespace: string, name: string): void {
+    const object = this.store.get(resource, namespace, name);
+    if (!object) return this.notFound(res, resource, name);
+    this.json(res, 200, object);
+  }
+
+  private list(res: http.ServerResponse, resource: Resource, query: ListQuery, params: URLSearchParams): void {
+    const all = this.store.list(resource, query);
+    const offset = Number(params.get('continue') ? Buffer.from(params.get('continue')!, 'base64url').toString() : 0);
+    const limit = Number(params.get('limit') ?? 0) || all.length;
+    const items = all.slice(offset, offset + limit);
+    const more = offset + limit < all.length;
+    this.json(res, 200, {
+      kind: `${KINDS[resource].kind}List`,
+      apiVersion: KINDS[resource].apiVersion,
+      metadata: { resourceVersion: String(this.store.currentRevision), ...(more ? { continue: Buffer.from(String(offset + limit)).toString('base64url') } : {}) },
+      items,
+    });
+  }
+
+  private create(res: http.ServerResponse, resource: Resource, namespace: string, body: string): void {
+    let object: KubeObject;
+    try {
+      object = JSON.parse(body) as KubeObject;
+    } catch {
+      return this.status(res, 400, 'BadRequest', 'the request body is not JSON');
+    }
+    const meta = object.metadata ?? ({} as KubeObject['metadata']);
+    const problems = this.admit(resource, object, namespace);
+    if (problems.length > 0) {
+      return this.status(res, 422, 'Invalid', `${KINDS[resource].kind} "${meta.name}" is invalid: ${problems.join(', ')}`, {}, { name: meta.name, kind: resource });
+    }
+    if (meta.name && this.store.get(resource, namespace, meta.name)) {
+      return this.status(res, 409, 'AlreadyExists', `${resource}${KINDS[resource].group ? `.${KINDS[resource].group}` : ''} "${meta.name}" already exists`, {}, { name: meta.name, kind: resource });
+    }
+    if (resource === 'secrets') convertStringData(object);
+    const created = this.store.create(resource, { ...object, metadata: { ...meta, namespace } });
+    if (resource === 'jobs') this.jobs.jobCreated(created);
+    this.jobs.checkOwners(resource, created);
+    this.json(res, 201, this.store.get(resource, namespace, created.metadata.name) ?? created);
+  }
+
+  /** The admission checks of the real server that a client can get wrong. */
+  private admit(resource: Resource, object: KubeObject, namespace: string): string[] {
+    const problems: string[] = [];
+    const meta = object.metadata ?? {};
+    const { kind, apiVersion } = KINDS[resource];
+    if (object.kind !== kind || object.apiVersion !== apiVersion) problems.push(`kind/apiVersion must be ${kind} ${apiVersion}`);
+    if (!meta.name && !meta.generateName) problems.push('metadata.name: Required value');
+    if (meta.name && (!DNS_SUBDOMAIN.test(meta.name) || meta.name.length > (resource === 'jobs' ? 63 : 253))) {
+      problems.push(`metadata.name: Invalid value: "${meta.name}": a lowercase RFC 1123 name`);
+    }
+    if (meta.namespace && meta.namespace !== namespace) problems.push('metadata.namespace: Invalid value: does not match the namespace of the request');
+    if (resource === 'jobs') {
+      const spec = object.spec as { template?: { spec?: { restartPolicy?: string; containers?: unknown[] } } } | undefined;
+      const policy = spec?.template?.spec?.restartPolicy;
+      if (policy !== 'Never' && policy !== 'OnFailure') problems.push('spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
+      if (!spec?.template?.spec?.containers?.length) problems.push('spec.template.spec.containers: Required value');
+    }
+    return problems;
+  }
+
+  private remove(res: http.ServerResponse, resource: Resource, namespace: string, name: string, params: URLSearchParams, body: string): void {
+    let options: { propagationPolicy?: Propagation } = {};
+    try {
+      options = body ? (JSON.parse(body) as typeof options) : {};
+    } catch {
+      return this.status(res, 400, 'BadRequest', 'the request body is not JSON');
+    }
+    const propagation = (params.get('propagationPolicy') ?? options.propagationPolicy ?? (resource === 'jobs' ? 'Orphan' : 'Background')) as Propagation;
+    const removed = resource === 'jobs'
+      ? this.jobs.deleteJob(namespace, name, propagation)
+      : this.store.remove(resource, namespace, name);
+    if (!removed) return this.notFound(res, resource, name);
+    this.json(res, 200, {
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
+      details: { name, group: KINDS[resource].group, kind: resource, uid: removed.metadata.uid },
+    });
+  }
+
+  private podLog(res: http.ServerResponse, namespace: string, name: string, params: URLSearchParams): void {
+    const pod = this.store.get('pods', namespace, name);
+    if (!pod) return this.notFound(res, 'pods', name);
+    const state = ((pod.status as { containerStatuses?: { state?: Record<string, { reason?: string }> }[] }).containerStatuses ?? [])[0]?.state;
+    if (!state || state.waiting) {
+      const reason = state?.waiting?.reason ?? 'ContainerCreating';
+      return this.status(res, 400, 'BadRequest', `container "agent" in pod "${name}" is waiting to start: ${reason}`);
+    }
+    let lines = this.jobs.logsOf(namespace, name).split('\n');
+    if (lines.at(-1) === '') lines.pop();
+    const tail = params.get('tailLines');
+    if (tail !== null) lines = lines.slice(Math.max(0, lines.length - Number(tail)));
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.end(lines.map((line) => `${line}\n`).join(''));
+  }
+
+  private watch(req: http.IncomingMessage, res: http.ServerResponse, resource: Resource, query: ListQuery, params: URLSearchParams): void {
+    const from = params.get('resourceVersion');
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+    // The real server answers a watch at once, before any event.
+    res.flushHeaders();
+    const send = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+    const tooOld = from && from !== '0' && Number(from) < this.store.compactedRevision;
+    if (this.goneWatches > 0 || tooOld) {
+      if (this.goneWatches > 0) this.goneWatches -= 1;
+      send('ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${this.store.compactedRevision})`, reason: 'Expired', code: 410 });
+      res.end();
+      return;
+    }
+    this.watches.add(res);
+    if (!from || from === '0') {
+      for (const object of this.store.list(resource, query)) send('ADDED', object);
+    } else {
+      for (const event of this.store.since(resource, Number(from), query)) send(event.type, event.object);
+    }
+    const onChange = (event: StoredEvent) => {
+      if (event.resource === resource && matches(event.object, query)) send(event.type, event.object);
+    };
+    this.store.changes.on('change', onChange);
+    const bookmarks = params.get('allowWatchBookmarks') === 'true'
+      ? setInterval(() => send('BOOKMARK', { kind: KINDS[resource].kind, apiVersion: KINDS[resource].apiVersion, metadata: { resourceVersion: String(this.store.currentRevision) } }), this.options.bookmarkIntervalMs ?? 5000)
+      : undefined;
+    const timeout = params.get('timeoutSeconds') ? setTimeout(() => res.end(), Number(params.get('timeoutSeconds')) * 1000) : undefined;
+    const stop = () => {
+      this.store.changes.off('change', onChange);
+      clearInterval(bookmarks);
+      clearTimeout(timeout);
+      this.watches.delete(res);
+    };
+    res.on('close', stop);
+    req.on('close', stop);
+  }
+
+  private notFound(res: http.ServerResponse, resource: Resource, name: string): void {
+    const group = KINDS[resource].group;
+    this.status(res, 404, 'NotFound', `${resource}${group ? `.${group}` : ''} "${name}" not found`, {}, { name, group, kind: resource });
+  }
+
+  private status(res: http.ServerResponse, code: number, reason: string, message: string, headers: Record<string, string> = {}, details?: Record<string, string>): void {
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(code, { 'Content-Type': 'application/json', ...headers });
+    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code }));
+  }
+
+  private json(res: http.ServerResponse, code: number, body: unknown): void {
+    res.writeHead(code, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify(body));
+  }
+}
+
+function convertStringData(secret: KubeObject): void {
+  const stringData = secret.stringData as Record<string, string> | undefined;
+  if (!stringData) return;
+  const data = (secret.data as Record<string, string> | undefined) ?? {};
+  for (const [key, value] of Object.entries(stringData)) data[key] = Buffer.from(value).toString('base64');
+  secret.data = data;
+  delete secret.stringData;
+}
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
