@@ -1,0 +1,88 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { DomainError } from '../../shared/errors/domain-error';
+import { OAuthAccessToken } from '../oauth/oauth-access-token.entity';
+import { AuthThrottles } from './auth-throttles';
+import { OperatorTokensService } from './operator-tokens.service';
+import { AuthRequirement, CONFIG_OPERATOR_ID, Principal, satisfies } from './principal';
+import { SCOPES } from './scopes';
+import { isExpired, safeEqual, tokenHash } from './secret-hash';
+
+export const WWW_AUTHENTICATE = 'Token realm="api", Bearer realm="api"';
+
+/** Resolves `Authorization` headers to principals and enforces what an endpoint needs. */
+@Injectable()
+export class AuthService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly throttles: AuthThrottles,
+    private readonly operatorTokens: OperatorTokensService,
+    @InjectRepository(OAuthAccessToken) private readonly accessTokens: Repository<OAuthAccessToken>,
+  ) {}
+
+  /** The principal for the header, or 401/429 as CONTRACT section 1 says. */
+  async authenticate(authorization: string | undefined, address: string): Promise<Principal> {
+    const credentials = parseAuthorization(authorization);
+    if (!credentials) {
+      throw new DomainError('not_authenticated', 'Authentication credentials were not provided.', {
+        headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
+      });
+    }
+    await this.throttles.assertAddressOpen(address);
+    const principal = credentials.value ? await this.resolve(credentials.scheme, credentials.value) : null;
+    if (!principal) {
+      await this.throttles.recordAddressFailure(address);
+      const challenge = credentials.scheme === 'bearer' ? 'Bearer realm="api", error="invalid_token"' : WWW_AUTHENTICATE;
+      throw new DomainError('authentication_failed', 'Invalid, revoked or expired credentials.', {
+        headers: { 'WWW-Authenticate': challenge },
+      });
+    }
+    return principal;
+  }
+
+  /** 403 `permission_denied` when the principal lacks what the endpoint needs. */
+  authorize(principal: Principal, requirement: AuthRequirement): void {
+    if (satisfies(principal, requirement)) return;
+    if (requirement.operatorOnly || requirement.scope === null) {
+      throw new DomainError('permission_denied', 'This endpoint needs an operator token.');
+    }
+    throw new DomainError('permission_denied', `This endpoint needs an operator token or the scope ${requirement.scope}.`, {
+      headers: { 'WWW-Authenticate': `Bearer realm="api", error="insufficient_scope", scope="${requirement.scope}"` },
+      details: { required_scope: requirement.scope },
+    });
+  }
+
+  private resolve(scheme: 'token' | 'bearer', value: string): Promise<Principal | null> {
+    return scheme === 'token' ? this.resolveOperator(value) : this.resolveClient(value);
+  }
+
+  private async resolveOperator(token: string): Promise<Principal | null> {
+    if (this.config.apiToken && safeEqual(token, this.config.apiToken)) {
+      return { kind: 'operator', id: CONFIG_OPERATOR_ID, name: 'API_TOKEN', scopes: [...SCOPES] };
+    }
+    const record = await this.operatorTokens.verify(token);
+    return record ? { kind: 'operator', id: record.id, name: record.name, scopes: [...SCOPES] } : null;
+  }
+
+  /** An OAuth access token: found by its hash, live, and of a client that still exists. */
+  private async resolveClient(token: string): Promise<Principal | null> {
+    const hash = tokenHash(token);
+    const record = await this.accessTokens.findOne({ where: { tokenHash: hash }, relations: { client: true } });
+    if (!record?.client || !safeEqual(hash, record.tokenHash) || isExpired(record.expiresAt)) return null;
+    const scopes = record.scopes.filter((scope) => record.client!.scopes.includes(scope));
+    return { kind: 'client', id: record.clientId, name: record.client.name, scopes };
+  }
+}
+
+/** `Token x` / `Bearer x` (scheme case-insensitive); null for no header or another scheme. */
+export function parseAuthorization(header: string | undefined): { scheme: 'token' | 'bearer'; value: string } | null {
+  if (!header) return null;
+  const match = /^\s*(\S+)(?:\s+(.*))?$/.exec(header);
+  if (!match) return null;
+  const scheme = match[1].toLowerCase();
+  if (scheme !== 'token' && scheme !== 'bearer') return null;
+  return { scheme, value: (match[2] ?? '').trim() };
+}

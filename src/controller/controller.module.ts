@@ -1,0 +1,36 @@
+import { DynamicModule, Module, Type } from '@nestjs/common';
+import { AppConfig } from '../shared/config/config';
+import { ConfigModule } from '../shared/config/config.module';
+import { CacheModule } from '../shared/cache/cache.module';
+import { DatabaseModule } from '../shared/database/database.module';
+import { MetricsController } from '../shared/metrics/metrics.controller';
+import { StorageModule } from '../shared/storage/storage.module';
+import { AuthModule } from './auth/auth.module';
+import { DispatchersModule } from './dispatchers/dispatchers.module';
+import { HealthModule } from './health/health.module';
+import { OAuthModule } from './oauth/oauth.module';
+import { SkillsModule } from './skills/skills.module';
+import { TasksModule } from './tasks/tasks.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
+import { WorkflowsModule } from './workflows/workflows.module';
+
+/** The controller's feature modules, one per folder under src/controller/. */
+export const CONTROLLER_FEATURES: Type[] = [AuthModule, OAuthModule, HealthModule, DispatchersModule, TasksModule, SkillsModule, WorkflowsModule, WebhooksModule];
+
+/** Root module of the `controller` role. */
+@Module({})
+export class ControllerModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: ControllerModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRole('controller', config),
+        CacheModule.forRoot(),
+        StorageModule.forRoot(),
+        ...CONTROLLER_FEATURES,
+      ],
+      controllers: [MetricsController],
+    };
+  }
+}

@@ -1,0 +1,44 @@
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { OperatorOrScope } from '../auth/auth.decorators';
+import { DispatcherCheckinDto, DispatcherHeartbeatDto } from './dispatchers.dto';
+import { DispatchersService, DispatcherView } from './dispatchers.service';
+
+@ApiTags('dispatchers')
+@Controller('api/v1/dispatchers')
+export class DispatchersController {
+  constructor(private readonly dispatchers: DispatchersService) {}
+
+  @Post('checkin')
+  @ApiOperation({ summary: 'Register a dispatcher, or update it by name; its api_key is kept encrypted' })
+  @HttpCode(200)
+  @OperatorOrScope('dispatchers:write')
+  async checkin(@Body() dto: DispatcherCheckinDto) {
+    const { action, dispatcher } = await this.dispatchers.checkin(dto);
+    return { status: 'ok', action, dispatcher_guid: dispatcher.guid, dispatcher_slug: dispatcher.slug };
+  }
+
+  @Post('heartbeat')
+  @ApiOperation({ summary: 'A dispatcher is alive; unknown guid: 404, check in again' })
+  @HttpCode(200)
+  @OperatorOrScope('dispatchers:write')
+  async heartbeat(@Body() dto: DispatcherHeartbeatDto) {
+    const dispatcher = await this.dispatchers.heartbeat(dto);
+    return { status: 'ok', dispatcher_guid: dispatcher.guid, heartbeat_interval_seconds: dispatcher.heartbeatIntervalSeconds };
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Dispatchers with their state: online, stale or offline' })
+  @OperatorOrScope('dispatchers:read')
+  async list(): Promise<DispatcherView[]> {
+    const now = new Date();
+    return (await this.dispatchers.list()).map((dispatcher) => this.dispatchers.view(dispatcher, now));
+  }
+
+  @Get(':slug')
+  @ApiOperation({ summary: 'One dispatcher by slug' })
+  @OperatorOrScope('dispatchers:read')
+  async detail(@Param('slug') slug: string): Promise<DispatcherView> {
+    return this.dispatchers.view(await this.dispatchers.getBySlug(slug));
+  }
+}

@@ -1,0 +1,50 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, Unique, UpdateDateColumn } from 'typeorm';
+
+/** A dispatcher that checked in: where it listens, what it runs, and when it was last heard. */
+@Entity({ name: 'dispatchers' })
+@Unique('dispatchers_name_key', ['name'])
+@Unique('dispatchers_slug_key', ['slug'])
+export class Dispatcher {
+  @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'dispatchers_pkey' })
+  guid: string;
+
+  @Column({ type: 'text' })
+  name: string;
+
+  @Column({ type: 'text' })
+  slug: string;
+
+  @Column({ name: 'endpoint_url', type: 'text' })
+  endpointUrl: string;
+
+  @Column({ type: 'text', default: '' })
+  cloud: string;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  backends: string[];
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  labels: Record<string, string>;
+
+  @Column({ name: 'heartbeat_interval_seconds', type: 'integer' })
+  heartbeatIntervalSeconds: number;
+
+  /** The dispatcher's own `api_key`, AES-256-GCM encrypted with a key derived from SECRET_KEY. */
+  @Column({ name: 'api_key_encrypted', type: 'text', nullable: true })
+  apiKeyEncrypted: string | null;
+
+  @Column({ name: 'active_tasks', type: 'integer', default: 0 })
+  activeTasks: number;
+
+  @Column({ type: 'integer', nullable: true })
+  capacity: number | null;
+
+  @Column({ name: 'last_heartbeat_at', type: 'timestamptz', nullable: true })
+  lastHeartbeatAt: Date | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

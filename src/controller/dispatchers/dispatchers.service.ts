@@ -1,0 +1,168 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { isUUID } from 'class-validator';
+import { QueryFailedError, Repository } from 'typeorm';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { DomainError } from '../../shared/errors/domain-error';
+import { ApiKeyCipher } from './api-key-cipher';
+import { DispatcherState, dispatcherState, slugify } from './dispatcher-state';
+import { DispatcherCheckinDto, DispatcherHeartbeatDto } from './dispatchers.dto';
+import { Dispatcher } from './dispatchers.entity';
+
+const DEFAULT_HEARTBEAT_INTERVAL_SECONDS = 30;
+
+export interface DispatcherView {
+  guid: string;
+  name: string;
+  slug: string;
+  endpoint_url: string;
+  cloud: string;
+  backends: string[];
+  labels: Record<string, string>;
+  heartbeat_interval_seconds: number;
+  active_tasks: number;
+  capacity: number | null;
+  state: DispatcherState;
+  last_heartbeat_at: string | null;
+  has_api_key: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What a task needs from the dispatcher that runs it. */
+export interface DispatcherRequirement {
+  runtimeType: string;
+  labels: Record<string, string>;
+  slug: string | null;
+}
+
+@Injectable()
+export class DispatchersService {
+  private readonly logger = new Logger(DispatchersService.name);
+  private readonly cipher: ApiKeyCipher;
+
+  constructor(
+    @InjectRepository(Dispatcher) private readonly dispatchers: Repository<Dispatcher>,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    this.cipher = new ApiKeyCipher(config.secretKey);
+  }
+
+  /** Creates or updates the dispatcher of that name; a check-in also counts as a heartbeat. */
+  async checkin(dto: DispatcherCheckinDto): Promise<{ action: 'created' | 'updated'; dispatcher: Dispatcher }> {
+    const slug = slugify(dto.name);
+    if (!slug) throw DomainError.invalid({ name: ['must contain at least one letter or digit'] });
+    const fields: Partial<Dispatcher> = {
+      endpointUrl: dto.endpoint_url.replace(/\/+$/, ''),
+      cloud: dto.cloud ?? '',
+      backends: [...new Set(dto.backends)],
+      labels: dto.labels ?? {},
+      heartbeatIntervalSeconds: dto.heartbeat_interval_seconds ?? DEFAULT_HEARTBEAT_INTERVAL_SECONDS,
+      apiKeyEncrypted: dto.api_key ? this.cipher.encrypt(dto.api_key) : null,
+      lastHeartbeatAt: new Date(),
+    };
+    const existing = await this.dispatchers.findOneBy({ name: dto.name });
+    if (existing) {
+      await this.dispatchers.update({ guid: existing.guid }, fields);
+      return { action: 'updated', dispatcher: await this.dispatchers.findOneByOrFail({ guid: existing.guid }) };
+    }
+    const taken = await this.dispatchers.findOneBy({ slug });
+    if (taken) throw DomainError.conflict(`The slug "${slug}" is taken by the dispatcher "${taken.name}".`);
+    try {
+      const created = await this.dispatchers.save(this.dispatchers.create({ name: dto.name, slug, ...fields }));
+      return { action: 'created', dispatcher: created };
+    } catch (error) {
+      // Two first check-ins of one name at once: the loser becomes an update.
+      if (isUniqueViolation(error) && (await this.dispatchers.existsBy({ name: dto.name }))) return this.checkin(dto);
+      if (isUniqueViolation(error)) throw DomainError.conflict(`The slug "${slug}" is taken by another dispatcher.`);
+      throw error;
+    }
+  }
+
+  async heartbeat(dto: DispatcherHeartbeatDto): Promise<Dispatcher> {
+    const result = await this.dispatchers.update(
+      { guid: dto.dispatcher_guid },
+      { activeTasks: dto.active_tasks, capacity: dto.capacity, lastHeartbeatAt: new Date() },
+    );
+    if (!result.affected) {
+      throw new DomainError('not_found', 'Dispatcher not found; check in again.');
+    }
+    return this.dispatchers.findOneByOrFail({ guid: dto.dispatcher_guid });
+  }
+
+  list(): Promise<Dispatcher[]> {
+    return this.dispatchers.find({ order: { name: 'ASC' } });
+  }
+
+  async getBySlug(slug: string): Promise<Dispatcher> {
+    const dispatcher = await this.dispatchers.findOneBy({ slug });
+    if (!dispatcher) throw DomainError.notFound('Dispatcher');
+    return dispatcher;
+  }
+
+  async findByGuid(guid: string | null): Promise<Dispatcher | null> {
+    if (!guid || !isUUID(guid)) return null;
+    return this.dispatchers.findOneBy({ guid });
+  }
+
+  /**
+   * Online dispatchers offering the runtime type, carrying every label (and being the named
+   * one when a slug is given), fewest active tasks first.
+   */
+  async candidatesFor(requirement: DispatcherRequirement, now = new Date()): Promise<Dispatcher[]> {
+    const all = await this.dispatchers.find();
+    return all
+      .filter((d) => dispatcherState(d.lastHeartbeatAt, d.heartbeatIntervalSeconds, now) === 'online')
+      .filter((d) => d.backends.includes(requirement.runtimeType))
+      .filter((d) => Object.entries(requirement.labels).every(([key, value]) => d.labels[key] === value))
+      .filter((d) => requirement.slug === null || d.slug === requirement.slug)
+      .sort((a, b) => a.activeTasks - b.activeTasks || a.name.localeCompare(b.name));
+  }
+
+  /** The key the controller sends as `X-API-Key`: the dispatcher's own, else DISPATCHER_API_KEY. */
+  apiKeyFor(dispatcher: Dispatcher): string | null {
+    if (dispatcher.apiKeyEncrypted) {
+      try {
+        return this.cipher.decrypt(dispatcher.apiKeyEncrypted);
+      } catch {
+        this.logger.warn({ dispatcher: dispatcher.slug }, 'Stored API key cannot be decrypted with this SECRET_KEY; using DISPATCHER_API_KEY');
+      }
+    }
+    return this.config.dispatcherApiKey;
+  }
+
+  /** Counts a task sent or finished until the next heartbeat reports the real number. */
+  async adjustActiveTasks(guid: string, delta: 1 | -1): Promise<void> {
+    await this.dispatchers
+      .createQueryBuilder()
+      .update()
+      .set({ activeTasks: () => `GREATEST("active_tasks" + (${delta}), 0)` })
+      .where('guid = :guid', { guid })
+      .execute();
+  }
+
+  view(dispatcher: Dispatcher, now = new Date()): DispatcherView {
+    return {
+      guid: dispatcher.guid,
+      name: dispatcher.name,
+      slug: dispatcher.slug,
+      endpoint_url: dispatcher.endpointUrl,
+      cloud: dispatcher.cloud,
+      backends: dispatcher.backends,
+      labels: dispatcher.labels,
+      heartbeat_interval_seconds: dispatcher.heartbeatIntervalSeconds,
+      active_tasks: dispatcher.activeTasks,
+      capacity: dispatcher.capacity,
+      state: dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, now),
+      last_heartbeat_at: dispatcher.lastHeartbeatAt?.toISOString() ?? null,
+      has_api_key: dispatcher.apiKeyEncrypted !== null,
+      created_at: dispatcher.createdAt.toISOString(),
+      updated_at: dispatcher.updatedAt.toISOString(),
+    };
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return error instanceof QueryFailedError && (error.driverError as { code?: string } | undefined)?.code === '23505';
+}

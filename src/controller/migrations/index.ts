@@ -1,0 +1,16 @@
+import { CreateAuth1720000000000 } from './1720000000000-CreateAuth';
+import { CreateDispatchers1730500000000 } from './1730500000000-CreateDispatchers';
+import { CreateTasks1730500000001 } from './1730500000001-CreateTasks';
+import { CreateSkills1740000000000 } from './1740000000000-CreateSkills';
+import { CreateWorkflows1750700000000 } from './1750700000000-CreateWorkflows';
+import { CreateWebhookDeliveries1750700000001 } from './1750700000001-CreateWebhookDeliveries';
+
+/** Every controller migration, in order. New ones are added at the end. */
+export const CONTROLLER_MIGRATIONS: Function[] = [
+  CreateAuth1720000000000,
+  CreateDispatchers1730500000000,
+  CreateTasks1730500000001,
+  CreateSkills1740000000000,
+  CreateWorkflows1750700000000,
+  CreateWebhookDeliveries1750700000001,
+];

@@ -1,0 +1,73 @@
+import { Injectable } from '@nestjs/common';
+import { Dispatcher } from '../dispatchers/dispatchers.entity';
+
+const REQUEST_TIMEOUT_MS = 10_000;
+
+/** The seed's task creation request, as the controller sends it. */
+export interface DispatcherTaskRequest {
+  task_id: string;
+  agent_image: string;
+  runtime_target: { type: string; namespace: string };
+  resources: { cpu: string; memory: string };
+  env: Record<string, string>;
+  ports: { container_port: number; protocol: string }[];
+  brief_key: string;
+  callback_url: string;
+  callback_token: string;
+  timeout_seconds: number;
+}
+
+/**
+ * How a dispatcher answered: `accepted`; `refused` (a 4xx that another try would get too);
+ * `unavailable` (no answer, 5xx, 408, 409, 429: another dispatcher or a later try may work).
+ */
+export type DispatcherAnswer =
+  | { kind: 'accepted'; status: number }
+  | { kind: 'refused' | 'unavailable'; status: number | null; message: string };
+
+/** The controller's side of the dispatcher's task API (CONTRACT section 3, `X-API-Key`). */
+@Injectable()
+export class DispatcherClient {
+  submitTask(dispatcher: Dispatcher, apiKey: string | null, body: DispatcherTaskRequest): Promise<DispatcherAnswer> {
+    return this.post(`${dispatcher.endpointUrl}/tasks`, apiKey, JSON.stringify(body));
+  }
+
+  cancelTask(dispatcher: Dispatcher, apiKey: string | null, taskId: string): Promise<DispatcherAnswer> {
+    return this.post(`${dispatcher.endpointUrl}/tasks/${encodeURIComponent(taskId)}/cancel`, apiKey, '{}');
+  }
+
+  private async post(url: string, apiKey: string | null, body: string): Promise<DispatcherAnswer> {
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (apiKey) headers['x-api-key'] = apiKey;
+    let response: Response;
+    try {
+      response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    } catch (error) {
+      return { kind: 'unavailable', status: null, message: `no answer from ${new URL(url).host}: ${describe(error)}` };
+    }
+    const text = await response.text().catch(() => '');
+    if (response.ok) return { kind: 'accepted', status: response.status };
+    const message = `${response.status} from ${new URL(url).host}: ${errorMessageOf(text)}`;
+    const retryable = response.status >= 500 || [408, 409, 429].includes(response.status);
+    return { kind: retryable ? 'unavailable' : 'refused', status: response.status, message };
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = (error as Error & { cause?: { code?: string } }).cause;
+    return cause?.code ?? error.message;
+  }
+  return String(error);
+}
+
+/** The dispatcher's envelope `{ok: false, error: {message}}`, else the start of the body. */
+function errorMessageOf(text: string): string {
+  try {
+    const parsed = JSON.parse(text) as { error?: { message?: string } };
+    if (parsed?.error?.message) return parsed.error.message;
+  } catch {
+    // not JSON
+  }
+  return text.slice(0, 200) || '(empty body)';
+}

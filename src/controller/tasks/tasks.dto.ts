@@ -1,0 +1,205 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  Allow,
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
+import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { IsStringMap } from '../../shared/validation/maps';
+import { IsQuantity } from '../../shared/validation/quantities';
+import { TASK_STATUSES, TaskStatus } from './tasks.entity';
+
+export const SKILL_REFERENCE = /^[a-z0-9][a-z0-9-]*(@[1-9]\d*)?$/;
+
+export class RuntimeTargetDto {
+  @ApiProperty({ example: 'local' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
+  type: string;
+
+  @ApiPropertyOptional({ example: '' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(253)
+  namespace?: string;
+}
+
+export class ResourcesDto {
+  @ApiProperty({ example: '500m' })
+  @IsString()
+  @IsQuantity('cpu')
+  cpu: string;
+
+  @ApiProperty({ example: '512Mi' })
+  @IsString()
+  @IsQuantity('memory')
+  memory: string;
+}
+
+export class PortDto {
+  @ApiProperty({ example: 8080 })
+  @IsInt()
+  @Min(1)
+  @Max(65535)
+  container_port: number;
+
+  @ApiPropertyOptional({ example: 'tcp' })
+  @IsOptional()
+  @IsIn(['tcp', 'udp', 'sctp', 'TCP', 'UDP', 'SCTP'])
+  protocol?: string;
+}
+
+/**
+ * The task template fields (CONTRACT "Workflows and controller tasks") that POST /tasks/
+ * and a workflow's `task_template` share; each adds its own kind of brief.
+ */
+export class TaskTemplateFieldsDto {
+  @ApiProperty({ example: 'agent-examples/echo' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(512)
+  agent_image: string;
+
+  @ApiProperty()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RuntimeTargetDto)
+  runtime_target: RuntimeTargetDto;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ResourcesDto)
+  resources?: ResourcesDto;
+
+  @ApiPropertyOptional({ example: { GREETING: 'hello' } })
+  @IsOptional()
+  @IsStringMap()
+  env?: Record<string, string>;
+
+  @ApiPropertyOptional({ type: [PortDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(64)
+  @ValidateNested({ each: true })
+  @Type(() => PortDto)
+  ports?: PortDto[];
+
+  @ApiPropertyOptional({ example: ['summarise', 'lint@2'] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  @Matches(SKILL_REFERENCE, { each: true, message: 'each skill must be "slug" or "slug@N"' })
+  skills?: string[];
+
+  @ApiPropertyOptional({ example: 600 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86400)
+  timeout_seconds?: number;
+
+  @ApiPropertyOptional({ example: { zone: 'eu' } })
+  @IsOptional()
+  @IsStringMap()
+  dispatcher_labels?: Record<string, string>;
+}
+
+/** The body of POST /tasks/ (and a workflow's `task_template` once its brief is rendered). */
+export class TaskTemplateDto extends TaskTemplateFieldsDto {
+  /** Any JSON; stored in object storage as `briefs/<guid>.json`. */
+  @ApiPropertyOptional({ description: 'Any JSON; stored as briefs/<guid>.json', example: { prompt: 'Summarise the pull request' } })
+  @Allow()
+  @IsOptional()
+  brief?: unknown;
+
+  @ApiPropertyOptional({ example: 'briefs/example.json' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(1024)
+  brief_key?: string;
+
+  /** A dispatcher slug: only that dispatcher may run the task. */
+  @ApiPropertyOptional({ example: 'local' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  dispatcher?: string;
+}
+
+export class ListTasksQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: TASK_STATUSES })
+  @IsOptional()
+  @IsIn(TASK_STATUSES)
+  status?: TaskStatus;
+
+  @ApiPropertyOptional({ example: 'nightly-review' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  workflow?: string;
+}
+
+/** The seed's task callback body. */
+export class TaskCallbackDto {
+  @ApiProperty({ enum: ['completed', 'failed', 'timed_out'] })
+  @IsIn(['completed', 'failed', 'timed_out'])
+  status: 'completed' | 'failed' | 'timed_out';
+
+  @ApiPropertyOptional({ example: 0 })
+  @IsOptional()
+  @IsInt()
+  exit_code?: number | null;
+
+  @ApiPropertyOptional({ example: 'results/<task_id>/result.json' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1024)
+  result_key?: string | null;
+
+  @ApiPropertyOptional({ example: {} })
+  @IsOptional()
+  @IsObject()
+  result_metadata?: Record<string, unknown> | null;
+
+  @ApiPropertyOptional({ example: '' })
+  @IsOptional()
+  @IsString()
+  error_message?: string | null;
+}
+
+export class TaskProgressDto {
+  @ApiPropertyOptional({ example: 50 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(100)
+  percentage?: number | null;
+
+  @ApiPropertyOptional({ example: 'brief read' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(4096)
+  message?: string | null;
+
+  @ApiPropertyOptional({ example: {} })
+  @IsOptional()
+  @IsObject()
+  data?: Record<string, unknown> | null;
+}

@@ -1,0 +1,158 @@
+import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { Dispatcher } from '../dispatchers/dispatchers.entity';
+
+export const TASK_STATUSES = ['pending', 'dispatched', 'running', 'completed', 'failed', 'timed_out', 'cancelled'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export interface RuntimeTarget {
+  type: string;
+  namespace: string;
+}
+
+export interface TaskResources {
+  cpu: string;
+  memory: string;
+}
+
+export interface TaskPort {
+  container_port: number;
+  protocol: string;
+}
+
+/** A skill pinned to the version it had when the task was created. */
+export interface ResolvedSkill {
+  slug: string;
+  version_number: number;
+  content_hash: string;
+  storage_ref: string;
+}
+
+export interface TaskProgress {
+  percentage: number | null;
+  message: string | null;
+  data: Record<string, unknown> | null;
+  updated_at: string;
+}
+
+/** A controller task: what to run, where it was sent, and what came back. */
+@Entity({ name: 'tasks' })
+@Index('tasks_status_idx', ['status'])
+@Index('tasks_workflow_idx', ['workflowId'])
+// The migration builds this one as ("created_at" DESC); TypeORM has no per-column order.
+@Index('tasks_created_at_idx', ['createdAt'])
+@Index('tasks_open_deadline_idx', ['deadlineAt'], { where: `"status" IN ('dispatched', 'running')` })
+@Check('tasks_status_check', `"status" IN (${TASK_STATUSES.map((status) => `'${status}'`).join(', ')})`)
+export class Task {
+  @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'tasks_pkey' })
+  guid: string;
+
+  @Column({ type: 'text', default: 'pending' })
+  status: TaskStatus;
+
+  @Column({ name: 'agent_image', type: 'text' })
+  agentImage: string;
+
+  @Column({ name: 'runtime_target', type: 'jsonb' })
+  runtimeTarget: RuntimeTarget;
+
+  @Column({ type: 'jsonb' })
+  resources: TaskResources;
+
+  @Column({ type: 'jsonb', default: () => "'{}'" })
+  env: Record<string, string>;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  ports: TaskPort[];
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  skills: ResolvedSkill[];
+
+  @Column({ name: 'timeout_seconds', type: 'integer' })
+  timeoutSeconds: number;
+
+  @Column({ name: 'brief_key', type: 'text' })
+  briefKey: string;
+
+  @Column({ name: 'dispatcher_labels', type: 'jsonb', default: () => "'{}'" })
+  dispatcherLabels: Record<string, string>;
+
+  /** The dispatcher slug the creator asked for, if any. */
+  @Column({ name: 'requested_dispatcher', type: 'text', nullable: true })
+  requestedDispatcher: string | null;
+
+  @Column({ name: 'dispatcher_guid', type: 'uuid', nullable: true })
+  @ForeignKey(() => Dispatcher, { name: 'tasks_dispatcher_guid_fkey', onDelete: 'SET NULL' })
+  dispatcherGuid: string | null;
+
+  @Column({ name: 'dispatcher_slug', type: 'text', nullable: true })
+  dispatcherSlug: string | null;
+
+  /** SHA-256 (hex) of the callback token sent to the dispatcher; the token itself is never kept. */
+  @Column({ name: 'callback_token_hash', type: 'text', nullable: true })
+  callbackTokenHash: string | null;
+
+  @Column({ name: 'workflow_id', type: 'text', nullable: true })
+  workflowId: string | null;
+
+  @Column({ name: 'delivery_id', type: 'text', nullable: true })
+  deliveryId: string | null;
+
+  @Column({ name: 'created_by', type: 'text', nullable: true })
+  createdBy: string | null;
+
+  @Column({ name: 'dispatch_attempts', type: 'integer', default: 0 })
+  dispatchAttempts: number;
+
+  @Column({ name: 'last_dispatch_error', type: 'text', nullable: true })
+  lastDispatchError: string | null;
+
+  /** While set and in the future, one replica is dispatching this task. */
+  @Column({ name: 'dispatch_claimed_until', type: 'timestamptz', nullable: true })
+  dispatchClaimedUntil: Date | null;
+
+  @Column({ name: 'next_dispatch_at', type: 'timestamptz', nullable: true })
+  nextDispatchAt: Date | null;
+
+  @Column({ name: 'cancel_requested_at', type: 'timestamptz', nullable: true })
+  cancelRequestedAt: Date | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  progress: TaskProgress | null;
+
+  @Column({ name: 'exit_code', type: 'integer', nullable: true })
+  exitCode: number | null;
+
+  @Column({ name: 'result_key', type: 'text', nullable: true })
+  resultKey: string | null;
+
+  @Column({ name: 'result_metadata', type: 'jsonb', nullable: true })
+  resultMetadata: Record<string, unknown> | null;
+
+  @Column({ name: 'error_message', type: 'text', nullable: true })
+  errorMessage: string | null;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+
+  @Column({ name: 'dispatched_at', type: 'timestamptz', nullable: true })
+  dispatchedAt: Date | null;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+
+  /** Dispatch time + timeout_seconds; the watchdog acts a grace period after it. */
+  @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })
+  deadlineAt: Date | null;
+}
+
+/** TypeORM cannot type free-form jsonb in an update; the entity's own types still apply here. */
+export function taskPatch(values: Partial<Task>): QueryDeepPartialEntity<Task> {
+  return values as QueryDeepPartialEntity<Task>;
+}
