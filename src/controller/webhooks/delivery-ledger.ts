@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { FindOptionsWhere, QueryFailedError, Repository } from 'typeorm';
+import { DomainError } from '../../shared/errors/domain-error';
+import { PageRequest } from '../../shared/http/page';
+import { DeliveryOutcome, WebhookDelivery } from './webhook-delivery.entity';
+
+export interface DeliveryFilters {
+  source?: string;
+  event?: string;
+  outcome?: DeliveryOutcome;
+  workflow?: string;
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/** The delivery ledger: every inbound webhook and what became of it. */
+@Injectable()
+export class DeliveryLedger {
+  constructor(@InjectRepository(WebhookDelivery) private readonly deliveries: Repository<WebhookDelivery>) {}
+
+  /**
+   * Records a delivery. With a `dedupKey`, answers null when another accepted delivery
+   * holds that key already (the unique index is the durable "seen before").
+   */
+  async record(fields: Partial<WebhookDelivery>): Promise<WebhookDelivery | null> {
+    const row = this.deliveries.create({ receivedAt: new Date(), ...fields });
+    try {
+      await this.deliveries.insert(row);
+    } catch (error) {
+      const code = error instanceof QueryFailedError ? (error.driverError as { code?: string })?.code : undefined;
+      if (code === UNIQUE_VIOLATION && fields.dedupKey) return null;
+      throw error;
+    }
+    return row;
+  }
+
+  async finish(id: string, changes: Partial<WebhookDelivery>): Promise<void> {
+    await this.deliveries.update({ id }, { finishedAt: new Date(), ...changes });
+  }
+
+  findAccepted(dedupKey: string): Promise<WebhookDelivery | null> {
+    return this.deliveries.findOneBy({ dedupKey });
+  }
+
+  async get(id: string): Promise<WebhookDelivery> {
+    const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+    const row = isUuid ? await this.deliveries.findOneBy({ id }) : null;
+    if (!row) throw DomainError.notFound('Webhook delivery');
+    return row;
+  }
+
+  /** Newest first. */
+  list(filters: DeliveryFilters, page: PageRequest): Promise<[WebhookDelivery[], number]> {
+    const where: FindOptionsWhere<WebhookDelivery> = {};
+    if (filters.source) where.source = filters.source;
+    if (filters.event) where.event = filters.event;
+    if (filters.outcome) where.outcome = filters.outcome;
+    if (filters.workflow) where.workflowId = filters.workflow;
+    return this.deliveries.findAndCount({ where, order: { receivedAt: 'DESC', id: 'ASC' }, take: page.limit, skip: page.offset });
+  }
+}

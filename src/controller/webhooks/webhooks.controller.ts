@@ -1,0 +1,52 @@
+import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { pageRequest } from '../../shared/http/page';
+import type { RawBodyRequest } from '../../shared/http/configure-app';
+import { CurrentPrincipal, OperatorOnly, OperatorOrScope, Principal } from '../auth/auth.decorators';
+import { DeliveriesService } from './deliveries.service';
+import { ListDeliveriesQueryDto } from './webhooks.dto';
+import { WebhooksService } from './webhooks.service';
+
+@ApiTags('webhooks')
+@Controller('api/v1/webhooks')
+export class WebhooksController {
+  constructor(
+    private readonly webhooks: WebhooksService,
+    private readonly deliveries: DeliveriesService,
+  ) {}
+
+  /** Inbound events; the sender's signature is the only credential. */
+  @Post()
+  async ingest(@Req() request: RawBodyRequest, @Res({ passthrough: true }) response: Response) {
+    const answer = await this.webhooks.ingest({
+      headers: request.headers,
+      rawBody: request.rawBody ?? Buffer.alloc(0),
+      body: request.body,
+      formEncoded: request.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded',
+    });
+    response.status(answer.status);
+    return answer.body;
+  }
+
+  @Get('deliveries')
+  @OperatorOrScope('webhooks:read')
+  list(@Query() query: ListDeliveriesQueryDto) {
+    const { limit, offset, ...filters } = query;
+    return this.deliveries.list(filters, pageRequest({ limit, offset }));
+  }
+
+  @Get('deliveries/:id')
+  @OperatorOrScope('webhooks:read')
+  get(@Param('id') id: string) {
+    return this.deliveries.get(id);
+  }
+
+  @Post('deliveries/:id/replay')
+  @OperatorOnly()
+  async replay(@Param('id') id: string, @CurrentPrincipal() principal: Principal, @Res({ passthrough: true }) response: Response) {
+    const answer = await this.deliveries.replay(id, principal.name);
+    response.status(answer.status);
+    return answer.body;
+  }
+}

@@ -1,0 +1,167 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { CACHE, Cache } from '../../shared/cache/cache';
+import { DomainError } from '../../shared/errors/domain-error';
+import { WebhookEvent } from '../workflows/workflow-routing';
+import { DeliveryLedger } from './delivery-ledger';
+import { WebhookDelivery } from './webhook-delivery.entity';
+import { RoutedAnswer, WebhookRouter } from './webhook-router';
+import { detectDeliveryId, detectEvent, detectSource, HeaderBag, verifyWebhookSignature, WebhookSource } from './webhook-signatures';
+
+export interface InboundWebhook {
+  headers: HeaderBag;
+  /** The exact request bytes, as signed by the sender. */
+  rawBody: Buffer;
+  /** The body as parsed by the HTTP layer (JSON, or form fields). */
+  body: unknown;
+  formEncoded: boolean;
+}
+
+export type IngestAnswer =
+  | RoutedAnswer
+  | { status: 200; body: { challenge: unknown } }
+  | { status: 200; body: { status: 'duplicate'; routed_to: string | null } };
+
+/** How long a claimed delivery id holds off concurrent copies before the ledger alone decides. */
+const CLAIM_TTL_SECONDS = 120;
+
+interface Parsed {
+  source: WebhookSource;
+  verified: boolean;
+  payload: Record<string, unknown>;
+  payloadText: string;
+  event: string;
+}
+
+@Injectable()
+export class WebhooksService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(CACHE) private readonly cache: Cache,
+    private readonly ledger: DeliveryLedger,
+    private readonly router: WebhookRouter,
+  ) {}
+
+  async ingest(inbound: InboundWebhook): Promise<IngestAnswer> {
+    const parsed = await this.parseOrReject(inbound);
+    const { source, payload, event } = parsed;
+    const base = { source, event, verified: parsed.verified, ...this.payloadFields(parsed.payloadText) };
+    if (source === 'chat' && payload.type === 'url_verification') {
+      await this.ledger.record({ ...base, outcome: 'challenge', statusCode: 200, finishedAt: new Date() });
+      return { status: 200, body: { challenge: payload.challenge } };
+    }
+    const deliveryId = detectDeliveryId(source, inbound.headers, payload);
+    const dedupKey = deliveryId ? `${source}:${deliveryId}` : null;
+    const claimKey = `webhooks:claim:${dedupKey}`;
+    if (dedupKey && !(await this.claim(claimKey))) return this.duplicate(base, deliveryId, dedupKey);
+
+    const webhookEvent: WebhookEvent = { source, event, payload };
+    try {
+      const workflow = await this.router.match(webhookEvent);
+      const row = await this.ledger.record({ ...base, deliveryId, dedupKey, workflowId: workflow?.id ?? null, outcome: 'received' });
+      if (!row) return await this.duplicate(base, deliveryId, dedupKey!);
+      return await this.router.run(row, workflow, webhookEvent, { linkTo: row.id });
+    } catch (error) {
+      // A delivery that failed is not "seen": the sender's retry must be routed again. The
+      // ledger's unique index still answers for one whose task was created.
+      if (dedupKey) await this.cache.delete(claimKey).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Checks, in the contract's order, everything that can refuse a delivery; refusals are recorded. */
+  private async parseOrReject(inbound: InboundWebhook): Promise<Parsed> {
+    let source: WebhookSource | undefined;
+    let verified = false;
+    try {
+      source = detectSource(inbound.headers);
+      verified = verifyWebhookSignature({
+        source,
+        headers: inbound.headers,
+        rawBody: inbound.rawBody,
+        secrets: { forge: this.config.forgeWebhookSecret, chat: this.config.chatSigningSecret, custom: this.config.customWebhookSecret },
+        production: this.config.production,
+      });
+      const { payload, payloadText } = readPayload(inbound);
+      return { source, verified, payload, payloadText, event: detectEvent(source, inbound.headers, payload) };
+    } catch (error) {
+      if (error instanceof DomainError) {
+        await this.ledger.record({
+          source: source ?? 'unknown',
+          verified,
+          outcome: 'rejected',
+          statusCode: error.status,
+          error: error.message,
+          payloadSize: inbound.rawBody.length,
+          finishedAt: new Date(),
+        });
+      }
+      throw error;
+    }
+  }
+
+  /** True when this request holds the delivery id now; a cache that is down leaves it to the ledger. */
+  private async claim(key: string): Promise<boolean> {
+    try {
+      return await this.cache.setIfAbsent(key, String(process.pid), CLAIM_TTL_SECONDS);
+    } catch {
+      return true;
+    }
+  }
+
+  private async duplicate(base: Partial<WebhookDelivery>, deliveryId: string | null, dedupKey: string): Promise<IngestAnswer> {
+    const first = await this.waitForAccepted(dedupKey);
+    const routedTo = first?.workflowId ?? null;
+    await this.ledger.record({ ...base, deliveryId, workflowId: routedTo, outcome: 'duplicate', statusCode: 200, finishedAt: new Date() });
+    return { status: 200, body: { status: 'duplicate', routed_to: routedTo } };
+  }
+
+  /** The accepted delivery may still be on its way into the ledger when a copy arrives. */
+  private async waitForAccepted(dedupKey: string): Promise<WebhookDelivery | null> {
+    for (let attempt = 0; attempt < 20; attempt += 1) {
+      const row = await this.ledger.findAccepted(dedupKey);
+      if (row) return row;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return null;
+  }
+
+  payloadFields(payloadText: string): Pick<WebhookDelivery, 'payload' | 'payloadSize' | 'payloadTruncated'> {
+    const bytes = Buffer.from(payloadText, 'utf8');
+    const max = this.config.webhookPayloadMaxBytes;
+    const truncated = bytes.length > max;
+    return {
+      payload: truncated ? (max > 0 ? bytes.subarray(0, max).toString('utf8') : null) : payloadText,
+      payloadSize: bytes.length,
+      payloadTruncated: truncated,
+    };
+  }
+}
+
+/**
+ * The event payload: the JSON body, or for a form-encoded delivery its `payload` field
+ * (as forges send it) or else the form fields themselves.
+ */
+export function readPayload(inbound: InboundWebhook): { payload: Record<string, unknown>; payloadText: string } {
+  let payload: unknown = inbound.body;
+  let payloadText = inbound.rawBody.toString('utf8');
+  if (inbound.formEncoded) {
+    const fields = (inbound.body ?? {}) as Record<string, unknown>;
+    if (typeof fields.payload === 'string') {
+      payloadText = fields.payload;
+      try {
+        payload = JSON.parse(fields.payload);
+      } catch {
+        throw new DomainError('parse_error', 'The form field "payload" is not valid JSON.');
+      }
+    } else {
+      payload = fields;
+      payloadText = JSON.stringify(fields);
+    }
+  }
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) {
+    throw new DomainError('invalid', 'The webhook payload must be a JSON object.', { fields: { body: ['must be a JSON object'] } });
+  }
+  return { payload: payload as Record<string, unknown>, payloadText };
+}

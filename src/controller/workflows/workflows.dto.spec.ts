@@ -1,0 +1,37 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { fieldErrors } from '../../shared/errors/validation';
+import { TaskTemplateDto } from '../tasks/tasks.dto';
+import { WorkflowTaskTemplateDto } from './workflows.dto';
+
+const template = { agent_image: 'agent-examples/echo', runtime_target: { type: 'local' }, brief: {} };
+
+function problems(dto: new () => object, change: object) {
+  return fieldErrors(validateSync(plainToInstance(dto, { ...template, ...change }), { whitelist: true, forbidUnknownValues: false }));
+}
+
+describe("a workflow's task template", () => {
+  it.each([
+    ['agent_image', { agent_image: 'Bad Image!' }],
+    ['runtime_target.type', { runtime_target: { type: 'mainframe' } }],
+    ['runtime_target.namespace', { runtime_target: { type: 'kubernetes', namespace: 'Not_A_Namespace' } }],
+    ['env', { env: { '1BAD': 'x' } }],
+    ['dispatcher_labels', { dispatcher_labels: { '': 'x' } }],
+    ['brief', { brief: { x: '{{secrets.token}}' } }],
+  ])('holds %s to stricter rules than POST /tasks/', (field, change) => {
+    expect(Object.keys(problems(TaskTemplateDto, change))).toEqual([]);
+    expect(Object.keys(problems(WorkflowTaskTemplateDto, change))).toEqual([field]);
+  });
+
+  it.each([
+    ['resources.memory', { resources: { cpu: '1' } }],
+    ['resources.cpu', { resources: { cpu: 'lots', memory: '1Gi' } }],
+    ['skills', { skills: ['Bad Skill'] }],
+    ['timeout_seconds', { timeout_seconds: 0 }],
+    ['ports.0.protocol', { ports: [{ container_port: 80, protocol: 'http' }] }],
+  ])('checks %s as POST /tasks/ does, with the same message', (field, change) => {
+    const expected = problems(TaskTemplateDto, change);
+    expect(Object.keys(expected)).toEqual([field]);
+    expect(problems(WorkflowTaskTemplateDto, change)).toEqual(expected);
+  });
+});

@@ -1,0 +1,51 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import { FilterValue } from './workflow-routing';
+
+export interface StoredTrigger {
+  source: string;
+  event: string;
+  filter: Record<string, FilterValue>;
+}
+
+/** The task fields a workflow run gets; `brief` may hold `{{payload.x.y}}` placeholders. */
+export interface StoredTaskTemplate {
+  agent_image: string;
+  runtime_target: { type: string; namespace?: string };
+  resources?: { cpu?: string; memory?: string };
+  env?: Record<string, string>;
+  ports?: { container_port: number; protocol?: string }[];
+  skills?: string[];
+  timeout_seconds?: number;
+  brief?: unknown;
+  dispatcher_labels?: Record<string, string>;
+}
+
+/** A routing rule: which events it takes, and the task each one becomes. */
+@Entity({ name: 'workflows' })
+// Routing reads the enabled workflows in (priority, created_at) order.
+@Index('workflows_routing_idx', ['priority', 'createdAt'], { where: '"enabled"' })
+export class Workflow {
+  @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'workflows_pkey' })
+  id: string;
+
+  @Column('text')
+  name: string;
+
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  @Column({ type: 'integer', default: 100 })
+  priority: number;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  triggers: StoredTrigger[];
+
+  @Column({ name: 'task_template', type: 'jsonb' })
+  taskTemplate: StoredTaskTemplate;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}

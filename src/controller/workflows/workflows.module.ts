@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { TasksModule } from '../tasks/tasks.module';
+import { WorkflowRunsService } from './workflow-runs.service';
+import { WorkflowsController } from './workflows.controller';
+import { Workflow } from './workflows.entity';
+import { WorkflowsService } from './workflows.service';
+
+@Module({
+  imports: [TypeOrmModule.forFeature([Workflow]), TasksModule],
+  controllers: [WorkflowsController],
+  providers: [WorkflowsService, WorkflowRunsService],
+  exports: [WorkflowsService],
+})
+export class WorkflowsModule {}
