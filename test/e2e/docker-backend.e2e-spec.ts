@@ -104,6 +104,26 @@ describe('docker engine backend against Podman', () => {
     expect(pushed).toContainEqual(state);
   });
 
+  it('never reports a pulling agent as gone, however its status calls overlap the failing pull', async () => {
+    const spec = makeSpec({ image: `localhost/agent-examples/pull-race-${randomUUID().slice(0, 8)}:latest` });
+    const ref = await runtime.submit(spec);
+    const seen: AgentState[] = [];
+    let final: AgentState | undefined;
+    // Several status calls always in flight: some are on their way when the pull ends.
+    const poller = async () => {
+      while (!final) {
+        const state = await runtime.status(spec.taskId, ref);
+        seen.push(state);
+        if (state.phase !== 'starting') final = state;
+      }
+    };
+    await Promise.race([Promise.all([poller(), poller(), poller(), poller()]), new Promise((resolve) => setTimeout(resolve, 30_000))]);
+    expect(final).toMatchObject({ phase: 'failed_to_start', reason: 'ImagePullFailed' });
+    expect(seen.filter((state) => state.phase !== 'starting' && state.phase !== 'failed_to_start')).toEqual([]);
+    // A pull in progress is not a stuck start: no reason that the start grace would count.
+    expect(seen.filter((state) => state.phase === 'starting')).toContainEqual({ phase: 'starting', message: 'The image is being pulled.' });
+  });
+
   it('exposes the task ports on a network other than the host one (DOCKER_NETWORK)', async () => {
     const bridged = new DockerRuntime({ dockerHost, dispatcherName, network: 'bridge' });
     const spec = makeSpec({ ports: [{ containerPort: 8080, protocol: 'TCP' }, { containerPort: 5353, protocol: 'UDP' }] });

@@ -80,17 +80,23 @@ export class DockerRuntime implements RuntimeBackend {
   }
 
   async status(taskId: string, ref: string): Promise<AgentState> {
-    const failure = this.startFailures.get(taskId);
+    // What is known of a pull or a start failure is read after the engine answered: a
+    // pull may end while the inspect is on its way, and its failure must not read as gone.
+    const pullingBefore = this.pulling.has(taskId);
     let info: Docker.ContainerInspectInfo;
     try {
       info = await this.docker.getContainer(ref).inspect();
     } catch (error) {
       if (statusOf(error) !== 404) throw error;
+      const failure = this.startFailures.get(taskId);
       if (failure) return { phase: 'failed_to_start', ...failure };
-      if (this.pulling.has(taskId)) return { phase: 'starting', reason: 'PullingImage', message: 'The image is being pulled.' };
+      // No reason goes with these: a slow pull is progress, not a stuck start (see outcomeOf).
+      if (this.pulling.has(taskId)) return { phase: 'starting', message: 'The image is being pulled.' };
+      // The pull ended well while the inspect was on its way; the container is being made.
+      if (pullingBefore) return { phase: 'starting', message: 'The image was pulled; the container is being created.' };
       return { phase: 'gone', message: `Container ${ref} no longer exists in the container engine.` };
     }
-    return stateOf(info, failure);
+    return stateOf(info, this.startFailures.get(taskId));
   }
 
   async logs(_taskId: string, ref: string, tail?: number): Promise<string> {
