@@ -58,7 +58,7 @@ async function run(base, auth, packages, pid) {
   });
   if (created.status !== 201) throw new Error(`create skill: ${created.status} ${await created.text()}`);
   const idle = rssMiB(pid);
-  const sampler = rssSampler(pid);
+  const uploading = rssSampler(pid);
   const upTimes = [];
   for (const { file, hash } of packages) {
     const form = new FormData();
@@ -69,6 +69,8 @@ async function run(base, auth, packages, pid) {
       if (answer.status !== 201 || body.content_hash !== hash) throw new Error(`upload: ${answer.status} ${JSON.stringify(body)}`);
     }));
   }
+  const uploadPeak = uploading.stop();
+  const downloading = rssSampler(pid);
   const downTimes = [];
   for (const [index, { hash }] of packages.entries()) {
     downTimes.push(await timed(async () => {
@@ -78,7 +80,7 @@ async function run(base, auth, packages, pid) {
       if (digest.digest('hex') !== hash) throw new Error(`download ${index + 1}: hash mismatch`);
     }));
   }
-  return { idle, peak: sampler.stop(), upTimes, downTimes };
+  return { idle, uploadPeak, downloadPeak: downloading.stop(), upTimes, downTimes };
 }
 
 async function main() {
@@ -94,13 +96,14 @@ async function main() {
     for (let i = 0; i < uploads; i++) packages.push(await makePackage(path.join(work, `package-${i}.zip`)));
     server = await bootServer(env, `http://127.0.0.1:${port}/health/`);
     const base = `http://127.0.0.1:${port}/api/v1/skills`;
-    const { idle, peak, upTimes, downTimes } = await run(base, { authorization: `Token ${token}` }, packages, server.child.pid);
+    const { idle, uploadPeak, downloadPeak, upTimes, downTimes } = await run(base, { authorization: `Token ${token}` }, packages, server.child.pid);
     const size = statSync(packages[0].file).size / MiB;
     const rate = (times) => `${(size / (median(times) / 1000)).toFixed(1)} MiB/s (median of ${times.length}, ${median(times).toFixed(0)} ms each)`;
     console.log(`skill packages: ${uploads} x ${size.toFixed(1)} MiB, ${storage} store, ${db.url ? 'PostgreSQL' : 'PGlite'}`);
     console.log(`  upload   ${rate(upTimes)}`);
     console.log(`  download ${rate(downTimes)}`);
-    console.log(`  controller RSS: ${idle.toFixed(0)} MiB idle, ${peak.toFixed(0)} MiB peak (+${(peak - idle).toFixed(0)} MiB while receiving and serving)`);
+    const above = (peak) => `${peak.toFixed(0)} MiB (+${(peak - idle).toFixed(0)} MiB)`;
+    console.log(`  controller RSS: ${idle.toFixed(0)} MiB idle, peak while receiving ${above(uploadPeak)}, while serving ${above(downloadPeak)}`);
   } finally {
     await server?.stop();
     await s3.stop();

@@ -6,7 +6,7 @@ import { Client } from 'minio';
 import { DomainError } from '../../src/shared/errors/domain-error';
 import { FolderObjectStorage } from '../../src/shared/storage/folder-object-storage';
 import { ObjectStorage, readAll } from '../../src/shared/storage/object-storage';
-import { S3ObjectStorage } from '../../src/shared/storage/s3-object-storage';
+import { S3_PART_SIZE, S3ObjectStorage } from '../../src/shared/storage/s3-object-storage';
 import { testServices } from '../harness/services';
 
 function s3Storage(bucket: string): S3ObjectStorage {
@@ -43,6 +43,29 @@ describe.each(implementations)('%s object storage', (_name, create) => {
     await storage.put('skills/sha256/x.zip', Readable.from([body.subarray(0, 1000), body.subarray(1000)]), { size: body.length });
     const back = await readAll((await storage.get('skills/sha256/x.zip'))!);
     expect(createHash('sha256').update(back).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('stores a stream larger than one upload part, in parts, and reads back the same bytes', async () => {
+    const body = randomBytes(2 * S3_PART_SIZE + 12345);
+    const chunks = Array.from({ length: Math.ceil(body.length / 65536) }, (_, i) => body.subarray(i * 65536, (i + 1) * 65536));
+    const info = await storage.put('skills/sha256/large.zip', Readable.from(chunks), { size: body.length, contentType: 'application/zip' });
+    expect(info).toMatchObject({ key: 'skills/sha256/large.zip', size: body.length });
+    const back = await readAll((await storage.get('skills/sha256/large.zip'))!);
+    expect(back.length).toBe(body.length);
+    expect(createHash('sha256').update(back).digest('hex')).toBe(createHash('sha256').update(body).digest('hex'));
+  });
+
+  it('refuses a large stream that fails half-way or brings fewer bytes than announced, keeping nothing', async () => {
+    const part = randomBytes(S3_PART_SIZE);
+    async function* failing() {
+      yield part;
+      yield part;
+      throw new Error('the client went away');
+    }
+    await expect(storage.put('skills/sha256/broken.zip', Readable.from(failing()), { size: 3 * part.length })).rejects.toThrow('the client went away');
+    expect(await storage.exists('skills/sha256/broken.zip')).toBe(false);
+    await expect(storage.put('skills/sha256/short.zip', Readable.from([part, part]), { size: 3 * part.length })).rejects.toThrow();
+    expect(await storage.exists('skills/sha256/short.zip')).toBe(false);
   });
 
   it('answers null for a missing object and deletes what exists', async () => {

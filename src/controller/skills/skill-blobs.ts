@@ -19,7 +19,7 @@ export class SkillBlobs {
     const key = blobKey(received.contentHash);
     const existing = await this.storage.stat(key);
     if (existing && existing.size === received.sizeBytes) return false;
-    // The size lets S3 take it in one request instead of a multipart upload.
+    // The size is checked against what the file brings; S3 takes a large package in bounded parts.
     await this.storage.put(key, createReadStream(received.path), { size: received.sizeBytes, contentType: 'application/zip' });
     return true;
   }

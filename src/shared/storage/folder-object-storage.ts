@@ -13,13 +13,17 @@ import { assertObjectKey, ObjectInfo, ObjectStorage } from './object-storage';
 export class FolderObjectStorage implements ObjectStorage {
   constructor(private readonly root: string) {}
 
-  async put(key: string, body: Buffer | Readable): Promise<ObjectInfo> {
+  async put(key: string, body: Buffer | Readable, options: { size?: number } = {}): Promise<ObjectInfo> {
     const target = this.pathOf(key);
     await fs.mkdir(path.dirname(target), { recursive: true });
     const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomUUID()}.partial`);
     try {
       if (Buffer.isBuffer(body)) await fs.writeFile(temporary, body);
       else await pipeline(body, createWriteStream(temporary));
+      const written = (await fs.stat(temporary)).size;
+      if (options.size !== undefined && written !== options.size) {
+        throw new Error(`the stream for ${key} brought ${written} bytes, not its announced ${options.size}`);
+      }
       await fs.rename(temporary, target);
     } catch (error) {
       await fs.rm(temporary, { force: true });

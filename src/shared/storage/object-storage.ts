@@ -13,7 +13,10 @@ export interface ObjectInfo {
  * Keys are relative, `/`-separated paths (see `assertObjectKey`).
  */
 export interface ObjectStorage {
-  /** Stores a body; with a stream, `size` (when known) lets S3 upload it in one request. */
+  /**
+   * Stores a body. With a stream, `size` is what it must bring (else the put fails and keeps
+   * nothing); S3 sends a small object in one request and a large one in bounded parts.
+   */
   put(key: string, body: Buffer | Readable, options?: { size?: number; contentType?: string }): Promise<ObjectInfo>;
   /** The object's bytes, or null when there is no such object. */
   get(key: string): Promise<Readable | null>;

@@ -10,6 +10,13 @@ export interface S3Settings {
   region: string;
 }
 
+/**
+ * Streams larger than this go up as a multipart upload, one part in memory at a time, so
+ * an upload never holds more than this (the `minio` client alone would buffer up to 64 MiB).
+ * S3's smallest part is 5 MiB; 8 MiB parts allow objects up to 80 GB (10,000 parts).
+ */
+export const S3_PART_SIZE = 8 * 1024 * 1024;
+
 /** Objects in an S3 bucket (MinIO or any S3), through the `minio` client. */
 export class S3ObjectStorage implements ObjectStorage {
   private readonly client: Client;
@@ -44,9 +51,45 @@ export class S3ObjectStorage implements ObjectStorage {
     assertObjectKey(key);
     await this.ensureBucket();
     const size = Buffer.isBuffer(body) ? body.length : options.size;
-    const metadata = options.contentType ? { 'Content-Type': options.contentType } : {};
-    await this.client.putObject(this.settings.bucket, key, body, size, metadata);
+    const metadata: Record<string, string> = options.contentType ? { 'Content-Type': options.contentType } : {};
+    if (Buffer.isBuffer(body) || (size !== undefined && size <= S3_PART_SIZE)) {
+      await this.client.putObject(this.settings.bucket, key, body, size, metadata);
+    } else {
+      await this.putInParts(key, body, size, metadata);
+    }
     return (await this.stat(key))!;
+  }
+
+  /**
+   * A multipart upload with one part in memory at a time, aborted when the stream fails or
+   * brings another size than announced, so no half object and no stray parts are left.
+   * (The client's own streaming upload first looks for an unfinished upload of the same
+   * key to resume, which could join two concurrent uploads of one key.)
+   */
+  private async putInParts(key: string, body: Readable, size: number | undefined, headers: Record<string, string>): Promise<void> {
+    const { bucket } = this.settings;
+    const uploadId = await this.client.initiateNewMultipartUpload(bucket, key, headers);
+    try {
+      const parts: { part: number; etag: string }[] = [];
+      let received = 0;
+      for await (const payload of partsOf(body, S3_PART_SIZE)) {
+        received += payload.length;
+        if (size !== undefined && received > size) break;
+        const part = parts.length + 1;
+        const { etag } = await this.client.uploadPart(
+          { bucketName: bucket, objectName: key, uploadID: uploadId, partNumber: part, headers: { 'Content-Length': String(payload.length) } },
+          payload,
+        );
+        parts.push({ part, etag });
+      }
+      if (size !== undefined && received !== size) {
+        throw new Error(`the stream for ${key} brought ${received > size ? 'more' : 'fewer'} bytes than its announced ${size}`);
+      }
+      await this.client.completeMultipartUpload(bucket, key, uploadId, parts);
+    } catch (error) {
+      await this.client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
+      throw error;
+    }
   }
 
   async get(key: string): Promise<Readable | null> {
@@ -87,6 +130,27 @@ export class S3ObjectStorage implements ObjectStorage {
     this.bucketReady = null;
     await this.ensureBucket();
   }
+}
+
+/** The stream cut into buffers of `partSize` bytes, the last one shorter. */
+async function* partsOf(stream: Readable, partSize: number): AsyncGenerator<Buffer> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  for await (const chunk of stream) {
+    let data = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    while (pendingBytes + data.length >= partSize) {
+      const take = partSize - pendingBytes;
+      yield Buffer.concat([...pending, data.subarray(0, take)]);
+      data = data.subarray(take);
+      pending = [];
+      pendingBytes = 0;
+    }
+    if (data.length > 0) {
+      pending.push(data);
+      pendingBytes += data.length;
+    }
+  }
+  if (pendingBytes > 0) yield Buffer.concat(pending);
 }
 
 function isNotFound(error: unknown): boolean {
