@@ -1,30 +1,18 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckResult, HealthCheckService } from '@nestjs/terminus';
+import { HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
 import { SharedHealthIndicators } from '../../shared/health/health-indicators';
+import { ProbesController } from '../../shared/health/probes.controller';
 
 /** Liveness (`/health/`: the database) and readiness (`/ready/`: database, cache, storage). */
 @ApiTags('probes')
 @Controller()
-export class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly indicators: SharedHealthIndicators,
-  ) {}
-
-  @Get('health')
-  @HealthCheck()
-  liveness(): Promise<HealthCheckResult> {
-    return this.health.check([() => this.indicators.database()]);
+export class HealthController extends ProbesController {
+  constructor(health: HealthCheckService, indicators: SharedHealthIndicators) {
+    super(health, indicators);
   }
 
-  @Get('ready')
-  @HealthCheck()
-  readiness(): Promise<HealthCheckResult> {
-    return this.health.check([
-      () => this.indicators.database(),
-      () => this.indicators.cacheStore(),
-      () => this.indicators.objectStorage(),
-    ]);
+  protected readinessChecks(): HealthIndicatorFunction[] {
+    return [() => this.indicators.cacheStore(), () => this.indicators.objectStorage()];
   }
 }
