@@ -93,6 +93,42 @@ describe('docker engine backend against Podman', () => {
     expect((await runtime.listManaged()).map((agent) => agent.taskId)).not.toContain(spec.taskId);
   });
 
+  it('ends an agent with SIGTERM even when the stop comes while its check-in is on its way', async () => {
+    // A dispatcher that holds the check-in answer until told: the task is about to show as
+    // running, and a cancel may come before the agent has the answer.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let checkinArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => (checkinArrived = resolve));
+    const holding = createServer((request, response) => {
+      request.resume().on('end', () => {
+        if (request.url === '/agent/checkin') checkinArrived();
+        void released.then(() => {
+          response.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+          response.end(JSON.stringify({ ok: true, data: { brief_key: null, env: {} } }));
+        });
+      });
+    });
+    await new Promise<void>((resolve) => holding.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(holding.address() as AddressInfo).port}`;
+      const spec = makeSpec({}, { SLEEP_SECONDS: '300', DISPATCHER_URL: url });
+      const ref = await runtime.submit(spec);
+      await arrived;
+      const stopped = runtime.stop(spec.taskId, ref);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      release();
+      await stopped;
+      // 143: the agent's own SIGTERM handler ended it; 137 would be the SIGKILL after the grace.
+      expect(await runtime.status(spec.taskId, ref)).toEqual({ phase: 'exited', exitCode: 143 });
+      expect(await runtime.logs(spec.taskId, ref)).toContain('SIGTERM received');
+      await runtime.remove(spec.taskId, ref);
+    } finally {
+      release();
+      holding.close();
+    }
+  });
+
   it('reports a missing image as failed to start with the engine reason', async () => {
     const spec = makeSpec({ image: 'localhost/agent-examples/does-not-exist:latest' });
     const pushed: AgentState[] = [];

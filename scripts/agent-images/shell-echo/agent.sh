@@ -41,10 +41,11 @@ put() {
   esac
 }
 
+# Before the check-in: once the task shows as running it may be cancelled at any moment.
+trap 'echo "SIGTERM received"; exit 143' TERM
 echo "shell-echo agent for task $TASK_ID checking in at $DISPATCHER_URL"
 post /agent/checkin "{\"task_id\":\"$TASK_ID\"}"
 if [ -n "${SLEEP_SECONDS:-}" ]; then
-  trap 'echo "SIGTERM received"; exit 143' TERM
   echo "sleeping $SLEEP_SECONDS s"
   sleep "$SLEEP_SECONDS" &
   wait $!
