@@ -56,7 +56,11 @@ describe('MAX_CONCURRENT_TASKS', () => {
     expect(peakSeen).toBeGreaterThan(1);
     expect(peakConcurrency(tasks)).toBeLessThanOrEqual(CAPACITY);
 
-    const byArrival = [...tasks].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at));
+    // The list is newest first; read backwards it is the order of arrival, and the tasks
+    // started in that order (timestamps in milliseconds, so equal ones are allowed).
+    const byArrival = [...tasks].reverse();
+    const arrivals = byArrival.map((task) => Date.parse(task.created_at));
+    expect(arrivals).toEqual([...arrivals].sort((a, b) => a - b));
     const starts = byArrival.map((task) => Date.parse(task.started_at));
     expect(starts).toEqual([...starts].sort((a, b) => a - b));
 

@@ -1,4 +1,5 @@
 import { CreateTasksAndCallbackOutbox1710000000000 } from './1710000000000-CreateTasksAndCallbackOutbox';
+import { OrderPendingTasksByArrival1710000000001 } from './1710000000001-OrderPendingTasksByArrival';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
-export const DISPATCHER_MIGRATIONS: Function[] = [CreateTasksAndCallbackOutbox1710000000000];
+export const DISPATCHER_MIGRATIONS: Function[] = [CreateTasksAndCallbackOutbox1710000000000, OrderPendingTasksByArrival1710000000001];

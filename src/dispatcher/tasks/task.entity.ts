@@ -13,13 +13,13 @@ export interface TaskPort {
 
 /**
  * One task as the dispatcher keeps it: the request (callback token sealed) and its life.
- * The indexes, checks and defaults repeat what migration 1710000000000 builds, so a
+ * The indexes, checks and defaults repeat what the migrations build, so a
  * generated migration holds only real changes. TypeORM cannot mark an index column DESC:
  * the migration builds `tasks_created_at` on ("created_at" DESC, "seq" DESC) and
  * `tasks_status_created_at` on ("status", "created_at" DESC).
  */
 @Entity({ name: 'tasks' })
-@Index('tasks_pending_seq', ['seq'], { where: `"status" = 'pending'` })
+@Index('tasks_pending_arrival', ['createdAt', 'seq'], { where: `"status" = 'pending'` })
 @Index('tasks_active_deadline', ['deadlineAt'], { where: `"status" IN ('starting', 'running')` })
 @Index('tasks_created_at', ['createdAt', 'seq'])
 @Index('tasks_status_created_at', ['status', 'createdAt'])
@@ -27,7 +27,7 @@ export interface TaskPort {
 @Check('tasks_status_check', `"status" IN ('pending', 'starting', 'running', 'completed', 'failed', 'timed_out', 'cancelled')`)
 export class TaskEntity {
   @PrimaryColumn('uuid', { name: 'task_id', primaryKeyConstraintName: 'tasks_pkey' }) taskId: string;
-  /** Arrival order: pending tasks start in this order. */
+  /** Breaks ties of `created_at`: pending tasks start in (created_at, seq) order. */
   @Column({ type: 'bigint', insert: false, update: false })
   @Generated('increment')
   seq: string;

@@ -72,7 +72,8 @@ export class TasksRepository {
 
   /**
    * Claims the oldest pending tasks up to the free capacity and marks them `starting`
-   * (the time-out counts from here), in arrival order.
+   * (the time-out counts from here), in arrival order: by `created_at` as the task list
+   * shows it, the sequence breaking ties.
    */
   claimPending(capacity: number): Promise<TaskEntity[]> {
     return this.db.transaction(async (manager) => {
@@ -82,15 +83,15 @@ export class TasksRepository {
       if (free <= 0) return [];
       const claimed: { task_id: string }[] = await manager.query(
         `WITH claimed AS (
-           UPDATE ${TASKS} t SET status = 'starting', started_at = now(),
-             deadline_at = now() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
-           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY seq FOR UPDATE SKIP LOCKED LIMIT $1)
+           UPDATE ${TASKS} t SET status = 'starting', started_at = clock_timestamp(),
+             deadline_at = clock_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
+           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq FOR UPDATE SKIP LOCKED LIMIT $1)
            RETURNING t.task_id)
          SELECT task_id FROM claimed`,
         [free],
       );
       if (claimed.length === 0) return [];
-      return manager.find(TaskEntity, { where: { taskId: In(claimed.map((row) => row.task_id)) }, order: { seq: 'ASC' } });
+      return manager.find(TaskEntity, { where: { taskId: In(claimed.map((row) => row.task_id)) }, order: { createdAt: 'ASC', seq: 'ASC' } });
     });
   }
 
