@@ -93,6 +93,24 @@ describe('docker engine backend against Podman', () => {
     expect((await runtime.listManaged()).map((agent) => agent.taskId)).not.toContain(spec.taskId);
   });
 
+  it('keeps the output of an agent that two parts of the dispatcher stop and remove at once', async () => {
+    for (let round = 0; round < 5; round++) {
+      const spec = makeSpec({}, { SLEEP_SECONDS: '300' });
+      const ref = await runtime.submit(spec);
+      await until(() => runtime.logs(spec.taskId, ref), (logs) => logs.includes('sleeping 300 s'), 10_000);
+      // A cancel and the exit watcher both end the task's agent: stop, then remove, each.
+      const stopAndRemove = async () => {
+        await runtime.stop(spec.taskId, ref);
+        await runtime.remove(spec.taskId, ref);
+      };
+      await Promise.all([stopAndRemove(), stopAndRemove(), stopAndRemove()]);
+      await expect(docker.getContainer(ref).inspect()).rejects.toMatchObject({ statusCode: 404 });
+      const logs = await runtime.logs(spec.taskId, ref);
+      expect(logs).toContain(`shell-echo agent for task ${spec.taskId}`);
+      expect(logs).toContain('SIGTERM received');
+    }
+  });
+
   it('ends an agent with SIGTERM even when the stop comes while its check-in is on its way', async () => {
     // A dispatcher that holds the check-in answer until told: the task is about to show as
     // running, and a cancel may come before the agent has the answer.
