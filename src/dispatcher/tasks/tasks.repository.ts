@@ -83,8 +83,8 @@ export class TasksRepository {
       if (free <= 0) return [];
       const claimed: { task_id: string }[] = await manager.query(
         `WITH claimed AS (
-           UPDATE ${TASKS} t SET status = 'starting', started_at = clock_timestamp(),
-             deadline_at = clock_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
+           UPDATE ${TASKS} t SET status = 'starting', started_at = statement_timestamp(),
+             deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
            WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq FOR UPDATE SKIP LOCKED LIMIT $1)
            RETURNING t.task_id)
          SELECT task_id FROM claimed`,
