@@ -1,3 +1,4 @@
+import { StateMachine } from '../../shared/state/state-machine';
 import { TaskStatus } from './tasks.entity';
 
 export const FINAL_STATUSES: readonly TaskStatus[] = ['completed', 'failed', 'timed_out', 'cancelled'];
@@ -15,18 +16,12 @@ const NEXT: Record<TaskStatus, readonly TaskStatus[]> = {
   cancelled: [],
 };
 
-export function isFinal(status: TaskStatus): boolean {
-  return FINAL_STATUSES.includes(status);
-}
+const CONTROLLER_TASKS = new StateMachine<TaskStatus>(NEXT, FINAL_STATUSES);
 
-export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
-  return NEXT[from].includes(to);
-}
-
+export const isFinal = (status: TaskStatus): boolean => CONTROLLER_TASKS.isFinal(status);
+export const canTransition = (from: TaskStatus, to: TaskStatus): boolean => CONTROLLER_TASKS.canTransition(from, to);
 /** The states a task may be in for a move to `to`; used as the guard of a conditional UPDATE. */
-export function statusesBefore(to: TaskStatus): TaskStatus[] {
-  return (Object.keys(NEXT) as TaskStatus[]).filter((from) => canTransition(from, to));
-}
+export const statusesBefore = (to: TaskStatus): TaskStatus[] => CONTROLLER_TASKS.sourcesOf(to);
 
 export type CallbackStatus = 'completed' | 'failed' | 'timed_out';
 

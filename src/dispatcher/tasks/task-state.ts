@@ -1,3 +1,5 @@
+import { StateMachine } from '../../shared/state/state-machine';
+
 /**
  * The dispatcher's task states (CONTRACT section 3) and every move between them. The
  * database applies a move only while the task is still in one of `sourcesOf(target)`,
@@ -21,15 +23,9 @@ const TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
   cancelled: [],
 };
 
-export function isFinal(status: TaskStatus): boolean {
-  return FINAL_STATUSES.includes(status);
-}
+const DISPATCHER_TASKS = new StateMachine<TaskStatus>(TRANSITIONS, FINAL_STATUSES);
 
-export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
-  return TRANSITIONS[from].includes(to);
-}
-
+export const isFinal = (status: TaskStatus): boolean => DISPATCHER_TASKS.isFinal(status);
+export const canTransition = (from: TaskStatus, to: TaskStatus): boolean => DISPATCHER_TASKS.canTransition(from, to);
 /** The states a task may be in for a move to `to` to apply. */
-export function sourcesOf(to: TaskStatus): TaskStatus[] {
-  return TASK_STATUSES.filter((from) => canTransition(from, to));
-}
+export const sourcesOf = (to: TaskStatus): TaskStatus[] => DISPATCHER_TASKS.sourcesOf(to);
