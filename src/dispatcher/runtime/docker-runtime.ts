@@ -40,6 +40,7 @@ const KEPT_LOGS = 100;
  */
 export class DockerRuntime implements RuntimeBackend {
   readonly name = 'local' as const;
+  readonly hostLocal = true;
   private readonly logger = new Logger(DockerRuntime.name);
   private readonly docker: Docker;
   private readonly listeners: AgentStateListener[] = [];

@@ -36,6 +36,7 @@ export interface KubernetesRuntimeOptions {
  */
 export class KubernetesRuntime implements RuntimeBackend {
   readonly name = 'kubernetes' as const;
+  readonly hostLocal = false;
   private readonly logger = new Logger(KubernetesRuntime.name);
   private readonly api: KubeApi;
   private readonly watches = new Map<string, ResourceWatch<V1Job | V1Pod>[]>();

@@ -39,6 +39,7 @@ interface ChildAgent {
  */
 export class ProcessRuntime implements RuntimeBackend {
   readonly name = 'local' as const;
+  readonly hostLocal = true;
   private readonly commands: Record<string, string>;
   private readonly logDir: string;
   private readonly agents = new Map<string, ChildAgent>();

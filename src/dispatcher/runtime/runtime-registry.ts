@@ -1,13 +1,27 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
 import { RUNTIME_BACKENDS, RuntimeBackend } from './runtime';
+
+export interface AgentOfTask {
+  taskId: string;
+  runtimeBackend: string | null;
+  runtimeRef: string | null;
+  /** The replica that submitted it; absent for an agent this replica listed itself. */
+  runtimeOwner?: string | null;
+}
 
 /** The enabled backends by name, and the stop-then-free sequence every final task goes through. */
 @Injectable()
 export class RuntimeRegistry {
   private readonly logger = new Logger('Runtime');
   private readonly byName: Map<string, RuntimeBackend>;
+  private readonly stopping = new Map<string, Promise<void>>();
 
-  constructor(@Inject(RUNTIME_BACKENDS) readonly backends: RuntimeBackend[]) {
+  constructor(
+    @Inject(RUNTIME_BACKENDS) readonly backends: RuntimeBackend[],
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
     this.byName = new Map(backends.map((backend) => [backend.name, backend]));
   }
 
@@ -19,15 +33,36 @@ export class RuntimeRegistry {
     return name ? this.byName.get(name) : undefined;
   }
 
-  /** Stops the agent (SIGTERM, later SIGKILL) and frees what it left; never throws. */
-  async stopAndRemove(task: { taskId: string; runtimeBackend: string | null; runtimeRef: string | null }): Promise<void> {
+  /** True when this replica may act on the agent: any Job, but only its own host-local agents. */
+  reaches(task: AgentOfTask): boolean {
     const backend = this.get(task.runtimeBackend);
-    if (!backend || !task.runtimeRef) return;
+    if (!backend) return false;
+    return !backend.hostLocal || !task.runtimeOwner || task.runtimeOwner === this.config.dispatcherInstance;
+  }
+
+  /**
+   * Stops the agent (SIGTERM, later SIGKILL) and frees what it left; never throws. Callers
+   * asking for one agent at once share one stop. Another replica's host-local agent is left
+   * to that replica, which stops it when it sees the task final.
+   */
+  stopAndRemove(task: AgentOfTask): Promise<void> {
+    const backend = this.get(task.runtimeBackend);
+    if (!backend || !task.runtimeRef || !this.reaches(task)) return Promise.resolve();
+    const key = `${backend.name}/${task.runtimeRef}`;
+    let stopping = this.stopping.get(key);
+    if (!stopping) {
+      stopping = this.stopAndRemoveOnce(backend, task.taskId, task.runtimeRef).finally(() => this.stopping.delete(key));
+      this.stopping.set(key, stopping);
+    }
+    return stopping;
+  }
+
+  private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
     try {
-      await backend.stop(task.taskId, task.runtimeRef);
-      await backend.remove(task.taskId, task.runtimeRef);
+      await backend.stop(taskId, ref);
+      await backend.remove(taskId, ref);
     } catch (error) {
-      this.logger.warn({ taskId: task.taskId, err: error }, 'Could not stop or remove the agent');
+      this.logger.warn({ taskId, err: error }, 'Could not stop or remove the agent');
     }
   }
 }

@@ -39,6 +39,11 @@ export type AgentStateListener = (taskId: string, state: AgentState) => void;
 
 export interface RuntimeBackend {
   readonly name: RuntimeBackendName;
+  /**
+   * True when only the dispatcher process that started an agent can see it (child
+   * processes, containers of this host's engine); false when every replica can (Jobs).
+   */
+  readonly hostLocal: boolean;
   /** Problems with a spec this backend can never run (an unmapped image, ...), by field. */
   validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]>;
   /** Starts the agent; returns the backend's reference (Job name, container id, pid). */

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Subscription } from 'rxjs';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { AgentState } from '../runtime/runtime';
+import { AgentState, RuntimeBackend } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal, TaskStatus } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
@@ -14,6 +14,8 @@ import { SerialLoop } from './serial-loop';
 
 const TICK_MS = 500;
 const WATCH_EVERY_TICKS = 4;
+/** How often host-local agents are checked against their tasks (a cancel or time-out seen by another replica). */
+const SWEEP_STRAYS_EVERY_TICKS = 8;
 /** A task claimed as starting whose agent was never submitted (the dispatcher died in between). */
 const ORPHAN_CLAIM_MS = 60_000;
 
@@ -42,7 +44,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     for (const backend of this.runtimes.backends) {
       backend.onStateChange((taskId, state) => void this.onAgentState(taskId, state));
     }
-    await this.removeStrayAgents().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
+    await this.removeStrayAgents(this.runtimes.backends).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
     this.subscription = this.signals.schedule.subscribe(() => this.loop.kick());
     this.timer = setInterval(() => this.loop.kick(), TICK_MS);
     this.loop.kick();
@@ -57,7 +59,11 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private async tick(): Promise<void> {
     await this.startPending();
     await this.sweepTimeouts();
-    if (this.ticks++ % WATCH_EVERY_TICKS === 0) await this.watchActive();
+    const tick = this.ticks++;
+    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive();
+    if (tick % SWEEP_STRAYS_EVERY_TICKS === SWEEP_STRAYS_EVERY_TICKS - 1) {
+      await this.removeStrayAgents(this.runtimes.backends.filter((backend) => backend.hostLocal));
+    }
   }
 
   private async startPending(): Promise<void> {
@@ -71,7 +77,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     try {
       if (!backend) throw new Error(`runtime backend ${task.runtimeType} is not enabled on this dispatcher`);
       const ref = await backend.submit(agentSpecOf(task, this.config));
-      await this.tasks.setRuntimeRef(task.taskId, ref);
+      await this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance);
       this.logger.log({ taskId: task.taskId, backend: backend.name, ref }, 'Agent submitted');
       // Cancelled while the runtime was still starting it: nobody else knew the ref to stop.
       const current = await this.tasks.findById(task.taskId);
@@ -90,11 +96,16 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  /** Asks the runtime about every live task: adopts the running, answers the finished, fails the gone. */
+  /**
+   * Asks the runtime about every live task: adopts the running, answers the finished, fails
+   * the gone. A host-local agent that another replica started is that replica's to watch:
+   * this one cannot see it and would take it for gone.
+   */
   private async watchActive(): Promise<void> {
     for (const task of await this.tasks.active()) {
       const backend = this.runtimes.get(task.runtimeBackend);
       if (!backend || this.submitting.has(task.taskId)) continue;
+      if (!this.runtimes.reaches(task)) continue;
       if (!task.runtimeRef) {
         const claimedFor = Date.now() - new Date(task.startedAt ?? task.createdAt).getTime();
         if (claimedFor > ORPHAN_CLAIM_MS) {
@@ -138,9 +149,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     void this.runtimes.stopAndRemove(finished);
   }
 
-  /** After a restart: agents the runtime still has whose task is final or unknown are removed. */
-  private async removeStrayAgents(): Promise<void> {
-    for (const backend of this.runtimes.backends) {
+  /**
+   * Agents the runtime still has whose task is final or unknown are stopped and removed:
+   * after a restart, and from time to time for host-local agents, whose task another
+   * replica may have cancelled or timed out.
+   */
+  private async removeStrayAgents(backends: RuntimeBackend[]): Promise<void> {
+    for (const backend of backends) {
       for (const agent of await backend.listManaged()) {
         const task = await this.tasks.findById(agent.taskId);
         if (!task || isFinal(task.status)) {

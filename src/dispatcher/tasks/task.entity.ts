@@ -61,4 +61,6 @@ export class TaskEntity {
 
   @Column('text', { name: 'runtime_backend', nullable: true }) runtimeBackend: string | null;
   @Column('text', { name: 'runtime_ref', nullable: true }) runtimeRef: string | null;
+  /** DISPATCHER_INSTANCE of the replica that submitted the agent. */
+  @Column('text', { name: 'runtime_owner', nullable: true }) runtimeOwner: string | null;
 }

@@ -95,8 +95,8 @@ export class TasksRepository {
     });
   }
 
-  async setRuntimeRef(taskId: string, ref: string): Promise<void> {
-    await this.db.getRepository(TaskEntity).update({ taskId }, { runtimeRef: ref });
+  async setRuntimeRef(taskId: string, ref: string, owner: string): Promise<void> {
+    await this.db.getRepository(TaskEntity).update({ taskId }, { runtimeRef: ref, runtimeOwner: owner });
   }
 
   /** Tasks handed to a runtime and not final yet, for watching and recovery. */

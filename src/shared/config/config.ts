@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import * as path from 'node:path';
 
 export type Role = 'controller' | 'dispatcher' | 'all';
@@ -52,6 +53,8 @@ export interface AppConfig {
   agentKey: string;
   agentKeyPerTaskOnly: boolean;
   dispatcherName: string;
+  /** This dispatcher process among replicas: owns the agents of the host-local engines it starts. */
+  dispatcherInstance: string;
   dispatcherPublicUrl: string;
   dispatcherCloud: string;
   dispatcherLabels: Record<string, string>;
@@ -258,6 +261,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     agentKey: r.string('AGENT_KEY', ''),
     agentKeyPerTaskOnly: r.bool('AGENT_KEY_PER_TASK_ONLY', false),
     dispatcherName: r.string('DISPATCHER_NAME', 'local'),
+    dispatcherInstance: r.string('DISPATCHER_INSTANCE', hostname()),
     dispatcherPublicUrl: r.url('DISPATCHER_PUBLIC_URL', `http://127.0.0.1:${dispatcherPort}`)!,
     dispatcherCloud: r.string('DISPATCHER_CLOUD', 'local'),
     dispatcherLabels: r.stringMap('DISPATCHER_LABELS'),
