@@ -68,6 +68,20 @@ describe.each(implementations)('%s object storage', (_name, create) => {
     expect(await storage.exists('skills/sha256/short.zip')).toBe(false);
   });
 
+  it('refuses a small stream that brings another size than announced, keeping nothing', async () => {
+    await expect(storage.put('results/t/short.json', Readable.from([Buffer.from('{"a":1}')]), { size: 100 })).rejects.toThrow('fewer bytes');
+    await expect(storage.put('results/t/long.json', Readable.from([Buffer.alloc(200)]), { size: 100 })).rejects.toThrow();
+    expect(await storage.exists('results/t/short.json')).toBe(false);
+    expect(await storage.exists('results/t/long.json')).toBe(false);
+  });
+
+  it('stores a stream of unknown size, empty or not', async () => {
+    await storage.put('results/t/empty.txt', Readable.from([]));
+    expect((await storage.stat('results/t/empty.txt'))?.size).toBe(0);
+    await storage.put('results/t/some.txt', Readable.from([Buffer.from('abc'), Buffer.from('def')]));
+    expect((await readAll((await storage.get('results/t/some.txt'))!)).toString()).toBe('abcdef');
+  });
+
   it('answers null for a missing object and deletes what exists', async () => {
     expect(await storage.get('nothing/here')).toBeNull();
     expect(await storage.stat('nothing/here')).toBeNull();

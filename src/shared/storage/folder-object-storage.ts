@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertObjectKey, ObjectInfo, ObjectStorage } from './object-storage';
+import { assertObjectKey, assertSize, ObjectInfo, ObjectStorage } from './object-storage';
 
 /**
  * Objects as files under one folder. A put writes a temporary file and renames it into
@@ -20,10 +20,7 @@ export class FolderObjectStorage implements ObjectStorage {
     try {
       if (Buffer.isBuffer(body)) await fs.writeFile(temporary, body);
       else await pipeline(body, createWriteStream(temporary));
-      const written = (await fs.stat(temporary)).size;
-      if (options.size !== undefined && written !== options.size) {
-        throw new Error(`the stream for ${key} brought ${written} bytes, not its announced ${options.size}`);
-      }
+      assertSize(key, (await fs.stat(temporary)).size, options.size);
       await fs.rename(temporary, target);
     } catch (error) {
       await fs.rm(temporary, { force: true });

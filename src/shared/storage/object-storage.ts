@@ -48,3 +48,10 @@ export async function readAll(stream: Readable): Promise<Buffer> {
   for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   return Buffer.concat(chunks);
 }
+
+/** Refuses a stream that brought another number of bytes than its put announced. */
+export function assertSize(key: string, received: number, announced: number | undefined): void {
+  if (announced !== undefined && received !== announced) {
+    throw new Error(`the stream for ${key} brought ${received > announced ? 'more' : 'fewer'} bytes (${received}) than its announced ${announced}`);
+  }
+}

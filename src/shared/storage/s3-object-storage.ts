@@ -1,6 +1,6 @@
 import { Client } from 'minio';
 import { Readable } from 'node:stream';
-import { assertObjectKey, ObjectInfo, ObjectStorage } from './object-storage';
+import { assertObjectKey, assertSize, ObjectInfo, ObjectStorage } from './object-storage';
 
 export interface S3Settings {
   endpoint: string;
@@ -50,42 +50,45 @@ export class S3ObjectStorage implements ObjectStorage {
   async put(key: string, body: Buffer | Readable, options: { size?: number; contentType?: string } = {}): Promise<ObjectInfo> {
     assertObjectKey(key);
     await this.ensureBucket();
-    const size = Buffer.isBuffer(body) ? body.length : options.size;
     const metadata: Record<string, string> = options.contentType ? { 'Content-Type': options.contentType } : {};
-    if (Buffer.isBuffer(body) || (size !== undefined && size <= S3_PART_SIZE)) {
-      await this.client.putObject(this.settings.bucket, key, body, size, metadata);
-    } else {
-      await this.putInParts(key, body, size, metadata);
-    }
+    if (Buffer.isBuffer(body)) await this.client.putObject(this.settings.bucket, key, body, body.length, metadata);
+    else await this.putStream(key, body, options.size, metadata);
     return (await this.stat(key))!;
   }
 
   /**
-   * A multipart upload with one part in memory at a time, aborted when the stream fails or
-   * brings another size than announced, so no half object and no stray parts are left.
-   * (The client's own streaming upload first looks for an unfinished upload of the same
-   * key to resume, which could join two concurrent uploads of one key.)
+   * A stream that fits in one part goes up in one request; a larger one as a multipart
+   * upload with one part in memory at a time, aborted when the stream fails. Either way a
+   * stream that brings another size than announced is refused and nothing is kept. (The
+   * client's own streaming upload first looks for an unfinished upload of the same key to
+   * resume, which could join two concurrent uploads of one key.)
    */
-  private async putInParts(key: string, body: Readable, size: number | undefined, headers: Record<string, string>): Promise<void> {
+  private async putStream(key: string, body: Readable, size: number | undefined, headers: Record<string, string>): Promise<void> {
     const { bucket } = this.settings;
+    const parts = partsOf(body, S3_PART_SIZE);
+    const first = await parts.next();
+    const firstPart = first.done ? Buffer.alloc(0) : first.value;
+    if (firstPart.length < S3_PART_SIZE) {
+      assertSize(key, firstPart.length, size);
+      await this.client.putObject(bucket, key, firstPart, firstPart.length, headers);
+      return;
+    }
     const uploadId = await this.client.initiateNewMultipartUpload(bucket, key, headers);
     try {
-      const parts: { part: number; etag: string }[] = [];
+      const uploaded: { part: number; etag: string }[] = [];
       let received = 0;
-      for await (const payload of partsOf(body, S3_PART_SIZE)) {
-        received += payload.length;
+      for (let next: IteratorResult<Buffer> = first; !next.done; next = await parts.next()) {
+        received += next.value.length;
         if (size !== undefined && received > size) break;
-        const part = parts.length + 1;
+        const part = uploaded.length + 1;
         const { etag } = await this.client.uploadPart(
-          { bucketName: bucket, objectName: key, uploadID: uploadId, partNumber: part, headers: { 'Content-Length': String(payload.length) } },
-          payload,
+          { bucketName: bucket, objectName: key, uploadID: uploadId, partNumber: part, headers: { 'Content-Length': String(next.value.length) } },
+          next.value,
         );
-        parts.push({ part, etag });
+        uploaded.push({ part, etag });
       }
-      if (size !== undefined && received !== size) {
-        throw new Error(`the stream for ${key} brought ${received > size ? 'more' : 'fewer'} bytes than its announced ${size}`);
-      }
-      await this.client.completeMultipartUpload(bucket, key, uploadId, parts);
+      assertSize(key, received, size);
+      await this.client.completeMultipartUpload(bucket, key, uploadId, uploaded);
     } catch (error) {
       await this.client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
       throw error;
