@@ -4,6 +4,8 @@ import { AddressInfo } from 'node:net';
 import Docker from 'dockerode';
 import { DockerRuntime } from '../../src/dispatcher/runtime/docker-runtime';
 import { AgentSpec, AgentState } from '../../src/dispatcher/runtime/runtime';
+import { RuntimeRegistry } from '../../src/dispatcher/runtime/runtime-registry';
+import { AppConfig } from '../../src/shared/config/config';
 import { removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
 
 /** A stand-in dispatcher that accepts every agent call, so the backend can be seen alone. */
@@ -98,12 +100,10 @@ describe('docker engine backend against Podman', () => {
       const spec = makeSpec({}, { SLEEP_SECONDS: '300' });
       const ref = await runtime.submit(spec);
       await until(() => runtime.logs(spec.taskId, ref), (logs) => logs.includes('sleeping 300 s'), 10_000);
-      // A cancel and the exit watcher both end the task's agent: stop, then remove, each.
-      const stopAndRemove = async () => {
-        await runtime.stop(spec.taskId, ref);
-        await runtime.remove(spec.taskId, ref);
-      };
-      await Promise.all([stopAndRemove(), stopAndRemove(), stopAndRemove()]);
+      // A cancel, the exit watcher and a sweep all end the task's agent through the registry.
+      const registry = new RuntimeRegistry([runtime], { dispatcherInstance: 'this-replica' } as AppConfig);
+      const agent = { taskId: spec.taskId, runtimeBackend: 'local', runtimeRef: ref };
+      await Promise.all([registry.stopAndRemove(agent), registry.stopAndRemove(agent), registry.stopAndRemove(agent)]);
       await expect(docker.getContainer(ref).inspect()).rejects.toMatchObject({ statusCode: 404 });
       const logs = await runtime.logs(spec.taskId, ref);
       expect(logs).toContain(`shell-echo agent for task ${spec.taskId}`);

@@ -48,7 +48,6 @@ export class DockerRuntime implements RuntimeBackend {
   private readonly startFailures = new Map<string, StartFailure>();
   /** Output of removed containers, so a final task's logs can still be read. */
   private readonly keptLogs = new Map<string, Buffer>();
-  private readonly removals = new Map<string, Promise<void>>();
   private readonly closing = new AbortController();
 
   constructor(private readonly options: DockerRuntimeOptions) {
@@ -119,20 +118,11 @@ export class DockerRuntime implements RuntimeBackend {
   }
 
   /**
-   * Keeps the output, then removes the container. A cancel and the exit watcher may both
-   * ask at once: they share one removal, since a log read racing the engine's removal
-   * answers empty and would replace the output already kept.
+   * Keeps the output, then removes the container. Not for concurrent calls on one container
+   * (RuntimeRegistry makes them one): a log read racing the engine's removal answers empty
+   * and would replace the output already kept.
    */
-  remove(taskId: string, ref: string): Promise<void> {
-    let removal = this.removals.get(ref);
-    if (!removal) {
-      removal = this.removeOnce(taskId, ref).finally(() => this.removals.delete(ref));
-      this.removals.set(ref, removal);
-    }
-    return removal;
-  }
-
-  private async removeOnce(taskId: string, ref: string): Promise<void> {
+  async remove(taskId: string, ref: string): Promise<void> {
     const container = this.docker.getContainer(ref);
     try {
       this.keepLogs(ref, await this.readLogs(ref));

@@ -42,8 +42,9 @@ export class RuntimeRegistry {
 
   /**
    * Stops the agent (SIGTERM, later SIGKILL) and frees what it left; never throws. Callers
-   * asking for one agent at once share one stop. Another replica's host-local agent is left
-   * to that replica, which stops it when it sees the task final.
+   * asking for one agent at once (a cancel and the exit watcher, say) share one stop and
+   * removal. Another replica's host-local agent is left to that replica, which stops it
+   * when it sees the task final.
    */
   stopAndRemove(task: AgentOfTask): Promise<void> {
     const backend = this.get(task.runtimeBackend);

@@ -53,7 +53,7 @@ export interface RuntimeBackend {
   status(taskId: string, ref: string): Promise<AgentState>;
   /** The agent's output, the last `tail` lines when given. */
   logs(taskId: string, ref: string, tail?: number): Promise<string>;
-  /** Frees what the agent left once its task is final (containers, Jobs). */
+  /** Frees what the agent left once its task is final (containers, Jobs); one call at a time per agent. */
   remove(taskId: string, ref: string): Promise<void>;
   /** Every agent this dispatcher started that the backend still knows, for recovery. */
   listManaged(): Promise<ManagedAgent[]>;
