@@ -44,7 +44,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     for (const backend of this.runtimes.backends) {
       backend.onStateChange((taskId, state) => void this.onAgentState(taskId, state));
     }
-    await this.removeStrayAgents(this.runtimes.backends).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
+    await this.removeStrayAgents(this.runtimes.backends, { unknownToo: true }).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
     this.subscription = this.signals.schedule.subscribe(() => this.loop.kick());
     this.timer = setInterval(() => this.loop.kick(), TICK_MS);
     this.loop.kick();
@@ -62,7 +62,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     const tick = this.ticks++;
     if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive();
     if (tick % SWEEP_STRAYS_EVERY_TICKS === SWEEP_STRAYS_EVERY_TICKS - 1) {
-      await this.removeStrayAgents(this.runtimes.backends.filter((backend) => backend.hostLocal));
+      await this.removeStrayAgents(this.runtimes.backends.filter((backend) => backend.hostLocal), { unknownToo: false });
     }
   }
 
@@ -150,15 +150,16 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   }
 
   /**
-   * Agents the runtime still has whose task is final or unknown are stopped and removed:
-   * after a restart, and from time to time for host-local agents, whose task another
-   * replica may have cancelled or timed out.
+   * Agents the runtime still has whose task is final are stopped and removed: after a
+   * restart (agents of unknown tasks too), and from time to time for host-local agents,
+   * whose task another replica may have cancelled or timed out. The periodic sweep leaves
+   * agents of unknown tasks alone: a shared engine may hold another deployment's.
    */
-  private async removeStrayAgents(backends: RuntimeBackend[]): Promise<void> {
+  private async removeStrayAgents(backends: RuntimeBackend[], options: { unknownToo: boolean }): Promise<void> {
     for (const backend of backends) {
       for (const agent of await backend.listManaged()) {
         const task = await this.tasks.findById(agent.taskId);
-        if (!task || isFinal(task.status)) {
+        if (task ? isFinal(task.status) : options.unknownToo) {
           this.logger.log({ taskId: agent.taskId, ref: agent.ref }, 'Removing an agent of a finished or unknown task');
           await this.runtimes.stopAndRemove({ taskId: agent.taskId, runtimeBackend: backend.name, runtimeRef: agent.ref });
         }
