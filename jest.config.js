@@ -34,6 +34,8 @@ module.exports = {
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    // Repositories against the real PostgreSQL with the real migrations, no HTTP in between.
+    { ...common, displayName: 'medium', testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'] },
     {
       ...common,
       displayName: 'e2e',

@@ -65,7 +65,7 @@ export async function startSystem(given: AppConfig): Promise<RunningSystem> {
   let config = given;
   if (!config.databaseUrl) {
     embedded = await startEmbeddedPostgres(config.dataDir);
-    config = { ...config, databaseUrl: embedded.url, databasePoolSize: 1 };
+    config = { ...config, databaseUrl: embedded.url, databasePoolSize: 1, databaseEmbedded: true };
     logger.log(`Embedded PostgreSQL (PGlite) keeps its data in ${config.dataDir}/pg`);
   }
   const roles: SchemaRole[] = config.role === 'all' ? ['controller', 'dispatcher'] : [config.role];

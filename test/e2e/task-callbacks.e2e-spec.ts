@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { checkInDispatcher, createTask, getTask, sendSigned } from '../harness/controller-tasks';
+import { checkInDispatcher, createDispatchedTask, createTask, getTask, sendSigned } from '../harness/controller-tasks';
 import { http } from '../harness/http';
 import { RecordingDispatcher } from '../harness/recording-dispatcher';
 import { waitFor } from '../harness/wait';
@@ -11,7 +11,7 @@ describe('task callbacks, progress and the watchdog', () => {
 
   /** A task dispatched to the recording dispatcher, with the callback token it was given. */
   const dispatchedTask = async (overrides: Record<string, unknown> = {}) => {
-    const created = await createTask(system, overrides);
+    const created = await createDispatchedTask(system, overrides);
     expect(created.body.status).toBe('dispatched');
     const token: string = dispatcher.taskRequests.find((r) => r.body.task_id === created.body.guid)!.body.callback_token;
     return { guid: created.body.guid as string, token };
@@ -155,7 +155,7 @@ describe('task callbacks without CALLBACK_SIGNING_KEY', () => {
 
   it('accepts an unsigned callback carrying the task\'s token, and still refuses a wrong token', async () => {
     expect(system.config.callbackSigningKey).toBeNull();
-    const created = await createTask(system);
+    const created = await createDispatchedTask(system);
     const token = dispatcher.taskRequests[0].body.callback_token;
     expect((await sendSigned(system, created.body.guid, 'callback', { status: 'completed' }, { token: 'nope' })).status).toBe(401);
     const answer = await sendSigned(system, created.body.guid, 'callback', { status: 'completed', exit_code: 0 }, { token });

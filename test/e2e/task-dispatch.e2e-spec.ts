@@ -1,4 +1,4 @@
-import { checkInDispatcher, createTask, getTask, operator, sendSigned } from '../harness/controller-tasks';
+import { checkInDispatcher, createDispatchedTask, createTask, getTask, operator, sendSigned } from '../harness/controller-tasks';
 import { http } from '../harness/http';
 import { RecordingDispatcher } from '../harness/recording-dispatcher';
 import { waitFor } from '../harness/wait';
@@ -24,8 +24,7 @@ describe('dispatching controller tasks', () => {
   it('sends the seed task request and is closed by the signed callback', async () => {
     const dispatcher = await recorder();
     await checkInDispatcher(system, { name: 'exact', endpoint_url: dispatcher.url, labels: { suite: 'exact' }, api_key: 'exact-key' });
-    const created = await createTask(system, { dispatcher_labels: { suite: 'exact' } });
-    expect(created.status).toBe(201);
+    const created = await createDispatchedTask(system, { dispatcher_labels: { suite: 'exact' } });
     expect(created.body).toMatchObject({ status: 'dispatched', dispatcher: 'exact' });
     const guid = created.body.guid;
 
@@ -64,7 +63,7 @@ describe('dispatching controller tasks', () => {
   it('uses DISPATCHER_API_KEY for a dispatcher that sent no api_key', async () => {
     const dispatcher = await recorder();
     await checkInDispatcher(system, { name: 'keyless', endpoint_url: dispatcher.url, labels: { suite: 'keyless' } });
-    await createTask(system, { dispatcher_labels: { suite: 'keyless' } });
+    await createDispatchedTask(system, { dispatcher_labels: { suite: 'keyless' } });
     expect(dispatcher.requests[0].headers['x-api-key']).toBe(system.config.dispatcherApiKey);
   });
 
@@ -77,9 +76,9 @@ describe('dispatching controller tasks', () => {
       headers: operator(system), json: { dispatcher_guid: busyCheckin.body.dispatcher_guid, active_tasks: 5, capacity: 10 },
     });
 
-    expect((await createTask(system, { dispatcher_labels: { suite: 'pick' } })).body.dispatcher).toBe('idle');
-    expect((await createTask(system, { dispatcher_labels: { suite: 'pick' }, dispatcher: 'busy' })).body.dispatcher).toBe('busy');
-    const kube = await createTask(system, { dispatcher_labels: { suite: 'pick' }, runtime_target: { type: 'kubernetes', namespace: 'agents' } });
+    expect((await createDispatchedTask(system, { dispatcher_labels: { suite: 'pick' } })).body.dispatcher).toBe('idle');
+    expect((await createDispatchedTask(system, { dispatcher_labels: { suite: 'pick' }, dispatcher: 'busy' })).body.dispatcher).toBe('busy');
+    const kube = await createDispatchedTask(system, { dispatcher_labels: { suite: 'pick' }, runtime_target: { type: 'kubernetes', namespace: 'agents' } });
     expect(kube.body.dispatcher).toBe('k8s-only');
     expect(other.taskRequests[0].body.runtime_target).toEqual({ type: 'kubernetes', namespace: 'agents' });
   });
@@ -89,7 +88,7 @@ describe('dispatching controller tasks', () => {
     broken.reply = () => ({ status: 503, body: { ok: false, error: { code: 'unavailable', message: 'draining' } } });
     await checkInDispatcher(system, { name: 'a-broken', endpoint_url: broken.url, labels: { suite: 'failover' } });
     await checkInDispatcher(system, { name: 'b-healthy', endpoint_url: healthy.url, labels: { suite: 'failover' } });
-    const created = await createTask(system, { dispatcher_labels: { suite: 'failover' } });
+    const created = await createDispatchedTask(system, { dispatcher_labels: { suite: 'failover' } });
     expect(created.body).toMatchObject({ status: 'dispatched', dispatcher: 'b-healthy', dispatch_attempts: 2 });
     expect(broken.taskRequests).toHaveLength(1);
     // Each attempt carries its own callback token; only the last one is valid.
@@ -102,7 +101,8 @@ describe('dispatching controller tasks', () => {
     const created = await createTask(system, { dispatcher_labels: { suite: 'later' } });
     expect(created.status).toBe(201);
     expect(created.body.status).toBe('pending');
-    expect(created.body.last_dispatch_error).toContain('No online dispatcher');
+    const waiting = await waitFor(async () => (await getTask(system, created.body.guid)).body.last_dispatch_error as string | null, 10_000, 'a dispatch round');
+    expect(waiting).toContain('No online dispatcher');
 
     const dispatcher = await recorder();
     await checkInDispatcher(system, { name: 'latecomer', endpoint_url: dispatcher.url, labels: { suite: 'later' } });
@@ -126,7 +126,7 @@ describe('dispatching controller tasks', () => {
     const picky = await recorder();
     picky.reply = () => ({ status: 400, body: { ok: false, error: { code: 'invalid', message: 'image is not mapped' } } });
     await checkInDispatcher(system, { name: 'picky', endpoint_url: picky.url, labels: { suite: 'refuse' } });
-    const refused = await createTask(system, { dispatcher_labels: { suite: 'refuse' } });
+    const refused = await createDispatchedTask(system, { dispatcher_labels: { suite: 'refuse' } });
     expect(refused.body.status).toBe('failed');
     expect(refused.body.error_message).toContain('image is not mapped');
   });

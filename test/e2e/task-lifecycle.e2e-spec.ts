@@ -1,6 +1,6 @@
 import { readAll } from '../../src/shared/storage/object-storage';
 import { createObjectStorage } from '../../src/shared/storage/storage.module';
-import { clientBearer, makeTask, operator } from '../harness/controller-tasks';
+import { clientBearer, dispatchedTask, makeTask, operator } from '../harness/controller-tasks';
 import { http } from '../harness/http';
 import { waitFor } from '../harness/wait';
 import { startTestSystem, TestSystem } from '../harness/system';
@@ -34,8 +34,9 @@ describe('a controller task run by the real dispatcher', () => {
       json: makeTask({ agent_image: 'agent-examples/echo', brief: { question: 'echo me' }, timeout_seconds: 60 }),
     });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ status: 'dispatched', dispatcher: 'local' });
+    expect(created.body).toMatchObject({ status: 'pending', dispatcher: null });
     const guid = created.body.guid;
+    expect((await dispatchedTask(system, guid)).body.dispatcher).toBe('local');
 
     const onDispatcher = await http('GET', `${system.dispatcherUrl}/tasks/${guid}`, { headers: { 'x-api-key': system.apiKey } });
     expect(onDispatcher.status).toBe(200);
@@ -60,8 +61,8 @@ describe('a controller task run by the real dispatcher', () => {
       headers: operatorHeaders,
       json: makeTask({ agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '600' }, timeout_seconds: 900 }),
     });
-    expect(created.body.status).toBe('dispatched');
     const guid = created.body.guid;
+    await dispatchedTask(system, guid);
     await waitFor(async () => {
       const task = await http('GET', `${system.dispatcherUrl}/tasks/${guid}`, { headers: { 'x-api-key': system.apiKey } });
       return task.body.data?.status === 'running' ? true : undefined;

@@ -1,4 +1,4 @@
-import { checkInDispatcher, createTask, getTask, sendSigned } from '../harness/controller-tasks';
+import { checkInDispatcher, createDispatchedTask, createTask, getTask, sendSigned } from '../harness/controller-tasks';
 import { RecordingDispatcher } from '../harness/recording-dispatcher';
 import { waitFor } from '../harness/wait';
 import { startTestSystem, TestSystem } from '../harness/system';
@@ -29,7 +29,7 @@ describe('tasks under concurrency', () => {
 
   it('applies one of many identical callbacks and calls the rest duplicates', async () => {
     const dispatcher = await recorder('same', { suite: 'same' });
-    const created = await createTask(system, { dispatcher_labels: { suite: 'same' } });
+    const created = await createDispatchedTask(system, { dispatcher_labels: { suite: 'same' } });
     const token = dispatcher.taskRequests[0].body.callback_token;
     const answers = await Promise.all(
       Array.from({ length: 10 }, (_, i) => sendSigned(i % 2 ? replica : system, created.body.guid, 'callback', { status: 'completed', exit_code: 0 }, { token })),
@@ -40,7 +40,7 @@ describe('tasks under concurrency', () => {
 
   it('lets exactly one of two different final statuses win', async () => {
     const dispatcher = await recorder('split', { suite: 'split' });
-    const created = await createTask(system, { dispatcher_labels: { suite: 'split' } });
+    const created = await createDispatchedTask(system, { dispatcher_labels: { suite: 'split' } });
     const token = dispatcher.taskRequests[0].body.callback_token;
     const [a, b] = await Promise.all([
       sendSigned(system, created.body.guid, 'callback', { status: 'completed', exit_code: 0 }, { token }),

@@ -5,6 +5,7 @@ import { clientBearer, createTask, getTask, makeTask, operator } from '../harnes
 import { http } from '../harness/http';
 import { randomPackage, sha256, skillsApi } from '../harness/skills';
 import { startTestSystem, TestSystem } from '../harness/system';
+import { waitFor } from '../harness/wait';
 
 describe('controller tasks API', () => {
   let system: TestSystem;
@@ -20,9 +21,12 @@ describe('controller tasks API', () => {
     expect(created.status).toBe(201);
     const guid = created.body.guid;
     expect(created.body).toMatchObject({ status: 'pending', brief_key: `briefs/${guid}.json`, created_by: 'operator:API_TOKEN' });
-    const stored = await createObjectStorage(system.config).get(`briefs/${guid}.json`);
-    expect(JSON.parse((await readAll(stored!)).toString('utf8'))).toEqual({ prompt: 'summarise', files: ['a.md'] });
-    expect((await getTask(system, guid)).body).toEqual(created.body);
+    // The dispatch loop writes the brief before it offers the task to any dispatcher.
+    const storage = createObjectStorage(system.config);
+    const stored = await waitFor(() => storage.get(`briefs/${guid}.json`), 10_000, 'the brief in object storage');
+    expect(JSON.parse((await readAll(stored)).toString('utf8'))).toEqual({ prompt: 'summarise', files: ['a.md'] });
+    const { updated_at: _changed, last_dispatch_error: _reason, ...stable } = created.body;
+    expect((await getTask(system, guid)).body).toMatchObject(stable);
   });
 
   it('pins each skill to a version at creation: "slug" the latest, "slug@N" that one', async () => {
@@ -49,6 +53,8 @@ describe('controller tasks API', () => {
 
   it('takes an existing brief_key instead, and refuses one that does not exist', async () => {
     const first = await createTask(system);
+    const storage = createObjectStorage(system.config);
+    await waitFor(() => storage.exists(first.body.brief_key), 10_000, 'the first brief in object storage');
     const reused = await createTask(system, { brief: undefined, brief_key: first.body.brief_key });
     expect(reused.status).toBe(201);
     expect(reused.body.brief_key).toBe(first.body.brief_key);

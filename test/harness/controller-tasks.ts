@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { http, HttpAnswer } from './http';
+import { waitFor } from './wait';
 import { TestSystem } from './system';
 
 /** Builders for the controller's dispatcher and task endpoints. */
@@ -63,4 +64,20 @@ export async function clientBearer(system: TestSystem, scopes: string[]): Promis
   });
   if (token.status !== 200) throw new Error(`token request answered ${token.status}: ${token.text}`);
   return { authorization: `Bearer ${token.body.access_token}` };
+}
+
+/** Waits until the dispatch loop has moved the task past `pending`; answers the task then. */
+export async function dispatchedTask(system: TestSystem, guid: string, timeoutMs = 20_000): Promise<HttpAnswer> {
+  return waitFor(async () => {
+    const task = await getTask(system, guid);
+    return task.body.status !== 'pending' ? task : null;
+  }, timeoutMs, `task ${guid} to leave pending`, 20);
+}
+
+/** POST /tasks/ (answered pending), then the task once the dispatch loop has moved it on. */
+export async function createDispatchedTask(system: TestSystem, overrides: Record<string, unknown> = {}): Promise<HttpAnswer> {
+  const created = await createTask(system, overrides);
+  if (created.status !== 201) throw new Error(`task creation answered ${created.status}: ${created.text}`);
+  if (created.body.status !== 'pending') throw new Error(`a new task is answered pending, not ${created.body.status}`);
+  return dispatchedTask(system, created.body.guid);
 }

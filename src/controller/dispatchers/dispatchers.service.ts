@@ -30,13 +30,6 @@ export interface DispatcherView {
   updated_at: string;
 }
 
-/** What a task needs from the dispatcher that runs it. */
-export interface DispatcherRequirement {
-  runtimeType: string;
-  labels: Record<string, string>;
-  slug: string | null;
-}
-
 @Injectable()
 export class DispatchersService {
   private readonly logger = new Logger(DispatchersService.name);
@@ -106,18 +99,9 @@ export class DispatchersService {
     return this.dispatchers.findOneBy({ guid });
   }
 
-  /**
-   * Online dispatchers offering the runtime type, carrying every label (and being the named
-   * one when a slug is given), fewest active tasks first.
-   */
-  async candidatesFor(requirement: DispatcherRequirement, now = new Date()): Promise<Dispatcher[]> {
-    const all = await this.dispatchers.find();
-    return all
-      .filter((d) => dispatcherState(d.lastHeartbeatAt, d.heartbeatIntervalSeconds, now) === 'online')
-      .filter((d) => d.backends.includes(requirement.runtimeType))
-      .filter((d) => Object.entries(requirement.labels).every(([key, value]) => d.labels[key] === value))
-      .filter((d) => requirement.slug === null || d.slug === requirement.slug)
-      .sort((a, b) => a.activeTasks - b.activeTasks || a.name.localeCompare(b.name));
+  /** Every dispatcher, for a dispatch round to choose from. */
+  all(): Promise<Dispatcher[]> {
+    return this.dispatchers.find();
   }
 
   /** The key the controller sends as `X-API-Key`: the dispatcher's own, else DISPATCHER_API_KEY. */
@@ -130,16 +114,6 @@ export class DispatchersService {
       }
     }
     return this.config.dispatcherApiKey;
-  }
-
-  /** Counts a task sent or finished until the next heartbeat reports the real number. */
-  async adjustActiveTasks(guid: string, delta: 1 | -1): Promise<void> {
-    await this.dispatchers
-      .createQueryBuilder()
-      .update()
-      .set({ activeTasks: () => `GREATEST("active_tasks" + (${delta}), 0)` })
-      .where('guid = :guid', { guid })
-      .execute();
   }
 
   view(dispatcher: Dispatcher, now = new Date()): DispatcherView {

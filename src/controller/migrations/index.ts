@@ -4,6 +4,7 @@ import { CreateTasks1730500000001 } from './1730500000001-CreateTasks';
 import { CreateSkills1740000000000 } from './1740000000000-CreateSkills';
 import { CreateWorkflows1750700000000 } from './1750700000000-CreateWorkflows';
 import { CreateWebhookDeliveries1750700000001 } from './1750700000001-CreateWebhookDeliveries';
+import { TaskPipeline1760000000000 } from './1760000000000-TaskPipeline';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -13,4 +14,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   CreateSkills1740000000000,
   CreateWorkflows1750700000000,
   CreateWebhookDeliveries1750700000001,
+  TaskPipeline1760000000000,
 ];

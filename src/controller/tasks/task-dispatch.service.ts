@@ -1,71 +1,72 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import pLimit from 'p-limit';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
+import { OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
+import { describeMissingDispatcher, DispatcherPool, DispatcherRequirement } from '../dispatchers/dispatcher-selection';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
 import { deriveCallbackToken, hashCallbackToken } from './callback-signature';
 import { DispatcherAnswer, DispatcherClient, DispatcherTaskRequest } from './dispatcher-client';
 import { Task } from './tasks.entity';
+import { TasksRepository } from './tasks.repository';
 
-/** How long one replica may hold a pending task while it offers it to dispatchers. */
-const CLAIM_SECONDS = 120;
+/** Concurrent object-storage writes of inline briefs in one batch. */
+const BRIEF_WRITES = 8;
+
+/** One task's way through a batch: the dispatchers it was offered to and what they said. */
+interface Attempt {
+  task: Task;
+  requirement: DispatcherRequirement;
+  tried: Set<string>;
+  failures: DispatcherAnswer[];
+}
 
 /**
- * Sends pending tasks to dispatchers (CONTRACT "Workflows and controller tasks"). No
- * transaction is held across an HTTP call: each step is one conditional UPDATE.
+ * Sends a batch of claimed pending tasks to dispatchers (CONTRACT "Workflows and controller
+ * tasks"): writes their inline briefs to object storage, picks a dispatcher for each, sends
+ * the requests concurrently (bounded per dispatcher), fails over to the next candidate, and
+ * records the outcomes a statement per step for the whole batch. No transaction is held
+ * across a call to another service.
  */
 @Injectable()
 export class TaskDispatchService {
   private readonly logger = new Logger(TaskDispatchService.name);
+  private readonly perDispatcher = new Map<string, pLimit.Limit>();
 
   constructor(
-    @InjectRepository(Task) private readonly tasks: Repository<Task>,
+    private readonly tasks: TasksRepository,
     private readonly dispatchers: DispatchersService,
     private readonly client: DispatcherClient,
+    @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** Offers a pending task to each candidate in turn until one accepts it. */
-  async dispatch(guid: string): Promise<void> {
-    if (!(await this.claim(guid))) return;
-    try {
-      const task = await this.tasks.findOneByOrFail({ guid });
-      const candidates = await this.dispatchers.candidatesFor({
-        runtimeType: task.runtimeTarget.type,
-        labels: task.dispatcherLabels,
-        slug: task.requestedDispatcher,
-      });
-      if (candidates.length === 0) {
-        await this.keepPending(guid, describeMissingDispatcher(task));
-        return;
+  async dispatchBatch(batch: Task[]): Promise<void> {
+    const deferred = new Map<string, string>();
+    const ready = await this.storeBriefs(batch, deferred);
+    const pool = new DispatcherPool(await this.dispatchers.all(), await this.tasks.openTasksByDispatcher());
+    let open: Attempt[] = ready.map((task) => ({ task, requirement: requirementOf(task), tried: new Set(), failures: [] }));
+    const accepted = new Map<string, Dispatcher>();
+    const refused: Attempt[] = [];
+    while (open.length > 0) {
+      const offers = this.offer(open, pool, deferred, refused);
+      const answers = await this.send(offers);
+      open = [];
+      for (const [attempt, dispatcher, answer] of answers) {
+        if (answer === 'gone') continue;
+        if (answer.kind === 'accepted') {
+          accepted.set(attempt.task.guid, dispatcher);
+          continue;
+        }
+        this.logger.warn({ task: attempt.task.guid, dispatcher: dispatcher.slug, status: answer.status }, `Dispatcher did not take the task: ${answer.message}`);
+        attempt.failures.push(answer);
+        open.push(attempt);
       }
-      const failures: DispatcherAnswer[] = [];
-      for (const dispatcher of candidates) {
-        const answer = await this.sendTo(task, dispatcher);
-        if (answer === 'gone' || answer.kind === 'accepted') return;
-        this.logger.warn({ task: guid, dispatcher: dispatcher.slug, status: answer.status }, `Dispatcher did not take the task: ${answer.message}`);
-        failures.push(answer);
-      }
-      await this.afterEveryCandidateFailed(guid, failures);
-    } finally {
-      await this.tasks.update({ guid }, { dispatchClaimedUntil: null });
     }
-  }
-
-  /** The pending tasks due for another try, oldest first. */
-  async duePending(limit: number): Promise<string[]> {
-    const rows = await this.tasks
-      .createQueryBuilder('task')
-      .select('task.guid', 'guid')
-      .where('task.status = :status', { status: 'pending' })
-      .andWhere('(task.next_dispatch_at IS NULL OR task.next_dispatch_at <= now())')
-      .andWhere('(task.dispatch_claimed_until IS NULL OR task.dispatch_claimed_until < now())')
-      .orderBy('task.created_at', 'ASC')
-      .limit(limit)
-      .getRawMany<{ guid: string }>();
-    return rows.map((row) => row.guid);
+    await this.tasks.deferPending(deferred, this.config.taskDispatchRetrySeconds, new Set(ready.map((task) => task.guid)));
+    for (const attempt of refused) await this.failRefused(attempt);
+    await this.recordDispatched(accepted);
   }
 
   /** Asks the task's dispatcher to stop it; the dispatcher's callback then closes the task. */
@@ -75,60 +76,104 @@ export class TaskDispatchService {
     return this.client.cancelTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), task.guid);
   }
 
-  private async claim(guid: string): Promise<boolean> {
-    const result = await this.tasks
-      .createQueryBuilder()
-      .update()
-      .set({ dispatchClaimedUntil: () => `now() + interval '${CLAIM_SECONDS} seconds'` })
-      .where('guid = :guid AND status = :status', { guid, status: 'pending' })
-      .andWhere('(dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())')
-      .execute();
-    return result.affected === 1;
+  /**
+   * Inline briefs go to object storage before any dispatcher can ask for them; a task whose
+   * brief cannot be written waits for the next round with the reason.
+   */
+  private async storeBriefs(batch: Task[], deferred: Map<string, string>): Promise<Task[]> {
+    const limit = pLimit(BRIEF_WRITES);
+    const stored = await Promise.all(batch.map((task) => limit(async () => {
+      if (task.briefPending === null) return task;
+      try {
+        await this.storage.put(task.briefKey, Buffer.from(task.briefPending, 'utf8'), { contentType: 'application/json' });
+        return task;
+      } catch (error) {
+        deferred.set(task.guid, `The brief could not be written to object storage: ${error instanceof Error ? error.message : String(error)}`);
+        return null;
+      }
+    })));
+    return stored.filter((task): task is Task => task !== null);
   }
 
-  private async sendTo(task: Task, dispatcher: Dispatcher): Promise<DispatcherAnswer | 'gone'> {
-    const callbackToken = deriveCallbackToken(this.config.secretKey, task.guid, dispatcher.guid);
-    // The token is armed before the request: a fast dispatcher may call back before it answers.
-    const armed = await this.tasks
-      .createQueryBuilder()
-      .update()
-      .set({
-        callbackTokenHash: hashCallbackToken(callbackToken),
-        dispatcherGuid: dispatcher.guid,
-        dispatcherSlug: dispatcher.slug,
-        dispatchAttempts: () => 'dispatch_attempts + 1',
-      })
-      .where('guid = :guid AND status = :status', { guid: task.guid, status: 'pending' })
-      .execute();
-    if (armed.affected !== 1) return 'gone';
+  /**
+   * The next dispatcher for each open attempt. An attempt with none left ends here: failed
+   * when every dispatcher refused the request itself (a 4xx no retry changes), else waiting
+   * for the next round with the reason.
+   */
+  private offer(open: Attempt[], pool: DispatcherPool, deferred: Map<string, string>, refused: Attempt[]): [Attempt, Dispatcher][] {
+    const offers: [Attempt, Dispatcher][] = [];
+    for (const attempt of open) {
+      const dispatcher = pool.pick(attempt.requirement, attempt.tried);
+      if (dispatcher) {
+        attempt.tried.add(dispatcher.guid);
+        pool.took(dispatcher.guid);
+        offers.push([attempt, dispatcher]);
+      } else if (attempt.failures.length === 0) {
+        deferred.set(attempt.task.guid, describeMissingDispatcher(attempt.requirement));
+      } else if (attempt.failures.every((failure) => failure.kind === 'refused')) {
+        refused.push(attempt);
+      } else {
+        deferred.set(attempt.task.guid, messagesOf(attempt.failures));
+      }
+    }
+    return offers;
+  }
 
-    const answer = await this.client.submitTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), this.taskRequest(task, callbackToken));
-    if (answer.kind !== 'accepted') return answer;
+  /** Records each offer (the token is armed before a fast dispatcher can call back), then sends them. */
+  private async send(offers: [Attempt, Dispatcher][]): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone'][]> {
+    const tokens = new Map<string, string>();
+    const stillPending = await this.tasks.assign(offers.map(([attempt, dispatcher]) => {
+      const token = deriveCallbackToken(this.config.secretKey, attempt.task.guid, dispatcher.guid);
+      tokens.set(attempt.task.guid, token);
+      return { guid: attempt.task.guid, dispatcherGuid: dispatcher.guid, dispatcherSlug: dispatcher.slug, callbackTokenHash: hashCallbackToken(token) };
+    }));
+    return Promise.all(offers.map(async ([attempt, dispatcher]): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone']> => {
+      if (!stillPending.has(attempt.task.guid)) return [attempt, dispatcher, 'gone'];
+      const request = this.taskRequest(attempt.task, tokens.get(attempt.task.guid)!);
+      const answer = await this.limiterOf(dispatcher)(() => this.client.submitTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), request));
+      return [attempt, dispatcher, answer];
+    }));
+  }
 
-    const moved = await this.tasks
-      .createQueryBuilder()
-      .update()
-      .set({
-        status: 'dispatched',
-        dispatchedAt: () => 'now()',
-        deadlineAt: () => `now() + timeout_seconds * interval '1 second'`,
-        lastDispatchError: null,
-        nextDispatchAt: null,
-      })
-      .where('guid = :guid AND status = :status', { guid: task.guid, status: 'pending' })
-      .execute();
-    await this.dispatchers.adjustActiveTasks(dispatcher.guid, 1);
-    this.logger.log({ task: task.guid, dispatcher: dispatcher.slug }, 'Task dispatched');
-    if (moved.affected !== 1) await this.cancelIfCancelledMeanwhile(task.guid, dispatcher);
-    return answer;
+  private async recordDispatched(accepted: Map<string, Dispatcher>): Promise<void> {
+    if (accepted.size === 0) return;
+    const moved = await this.tasks.transitionMany([...accepted.keys()], 'dispatched', {
+      dispatchedAt: () => 'now()',
+      deadlineAt: () => `now() + make_interval(secs => timeout_seconds)`,
+      lastDispatchError: null,
+      nextDispatchAt: null,
+      briefPending: null,
+    });
+    const movedGuids = new Set(moved.map((task) => task.guid));
+    this.logger.log({ tasks: moved.length }, 'Tasks dispatched');
+    for (const [guid, dispatcher] of accepted) {
+      if (!movedGuids.has(guid)) await this.cancelIfCancelledMeanwhile(guid, dispatcher);
+    }
   }
 
   /** A cancel that came while the request was in flight still reaches the dispatcher. */
   private async cancelIfCancelledMeanwhile(guid: string, dispatcher: Dispatcher): Promise<void> {
-    const current = await this.tasks.findOneBy({ guid });
+    const current = await this.tasks.findByGuid(guid);
     if (current?.status !== 'cancelled') return;
     const answer = await this.client.cancelTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), guid);
     if (answer.kind !== 'accepted') this.logger.warn({ task: guid, dispatcher: dispatcher.slug }, `Cancel after dispatch failed: ${answer.message}`);
+  }
+
+  private async failRefused(attempt: Attempt): Promise<void> {
+    const messages = messagesOf(attempt.failures);
+    await this.tasks.transition(attempt.task.guid, 'failed', {
+      errorMessage: `Every dispatcher refused the task: ${messages}`,
+      lastDispatchError: messages,
+    });
+  }
+
+  private limiterOf(dispatcher: Dispatcher): pLimit.Limit {
+    let limit = this.perDispatcher.get(dispatcher.guid);
+    if (!limit) {
+      limit = pLimit(this.config.dispatchConcurrencyPerDispatcher);
+      this.perDispatcher.set(dispatcher.guid, limit);
+    }
+    return limit;
   }
 
   taskRequest(task: Task, callbackToken: string): DispatcherTaskRequest {
@@ -145,44 +190,12 @@ export class TaskDispatchService {
       timeout_seconds: task.timeoutSeconds,
     };
   }
-
-  /**
-   * Every dispatcher refused the request itself (a 4xx no retry changes): the task fails with
-   * their reason. Otherwise it stays pending for the next round.
-   */
-  private async afterEveryCandidateFailed(guid: string, failures: DispatcherAnswer[]): Promise<void> {
-    const messages = failures.map((failure) => ('message' in failure ? failure.message : '')).join('; ');
-    if (failures.every((failure) => failure.kind === 'refused')) {
-      await this.tasks
-        .createQueryBuilder()
-        .update()
-        .set({ status: 'failed', finishedAt: () => 'now()', errorMessage: `Every dispatcher refused the task: ${messages}`, lastDispatchError: messages })
-        .where('guid = :guid AND status = :status', { guid, status: 'pending' })
-        .execute();
-      return;
-    }
-    await this.keepPending(guid, messages);
-  }
-
-  private async keepPending(guid: string, reason: string): Promise<void> {
-    await this.tasks
-      .createQueryBuilder()
-      .update()
-      .set({
-        lastDispatchError: reason,
-        nextDispatchAt: () => `now() + interval '${this.config.taskDispatchRetrySeconds} seconds'`,
-      })
-      .where('guid = :guid AND status = :status', { guid, status: 'pending' })
-      .execute();
-  }
 }
 
-function describeMissingDispatcher(task: Task): string {
-  const labels = Object.entries(task.dispatcherLabels).map(([key, value]) => `${key}=${value}`);
-  return [
-    `No online dispatcher offers the runtime "${task.runtimeTarget.type}"`,
-    labels.length ? ` with labels ${labels.join(', ')}` : '',
-    task.requestedDispatcher ? ` under the slug "${task.requestedDispatcher}"` : '',
-    '; the task waits for one.',
-  ].join('');
+function requirementOf(task: Task): DispatcherRequirement {
+  return { runtimeType: task.runtimeTarget.type, labels: task.dispatcherLabels, slug: task.requestedDispatcher };
+}
+
+function messagesOf(failures: DispatcherAnswer[]): string {
+  return failures.map((failure) => ('message' in failure ? failure.message : '')).join('; ');
 }

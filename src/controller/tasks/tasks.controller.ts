@@ -1,13 +1,14 @@
-import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import type { RawBodyRequest } from '../../shared/http/configure-app';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
 import type { Principal } from '../auth/auth.decorators';
+import { CallbackAuth, CallbackTask } from './callback-auth.guard';
 import { TaskCallbacksService } from './task-callbacks.service';
 import { taskView } from './task-view';
 import { ListTasksQueryDto, TaskCallbackDto, TaskProgressDto, TaskTemplateDto } from './tasks.dto';
+import { Task } from './tasks.entity';
 import { TasksService } from './tasks.service';
 
 const DEFAULT_LIMIT = 50;
@@ -22,7 +23,7 @@ export class TasksController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create a task and dispatch it to an online dispatcher (it stays pending while none fits)' })
+  @ApiOperation({ summary: 'Store a task (answered pending); the dispatch loop sends it to an online dispatcher as soon as one fits' })
   @OperatorOrScope('tasks:write')
   async create(@Body() dto: TaskTemplateDto, @CurrentPrincipal() principal: Principal) {
     return taskView(await this.tasks.createTask(dto, { createdBy: `${principal.kind}:${principal.name}` }));
@@ -64,32 +65,19 @@ export class TasksController {
     return taskView(await this.tasks.cancel(guid));
   }
 
-  /** Authenticated by the task's callback token and signature, checked on the raw body. */
   @Post(':guid/callback')
   @ApiOperation({ summary: 'Final report from the dispatcher: Bearer callback token, X-Service-Signature over the raw body' })
-  @ApiBody({ type: TaskCallbackDto })
-  @ApiBearerAuth('callback_token')
+  @CallbackAuth('required')
   @HttpCode(200)
-  callback(
-    @Param('guid') guid: string,
-    @Headers('authorization') authorization: string | undefined,
-    @Headers('x-service-signature') signature: string | undefined,
-    @Req() request: RawBodyRequest,
-  ) {
-    return this.callbacks.callback({ guid, authorization, signature, rawBody: request.rawBody, body: request.body });
+  callback(@CallbackTask() task: Task, @Body() body: TaskCallbackDto) {
+    return this.callbacks.callback(task, body);
   }
 
   @Post(':guid/progress')
   @ApiOperation({ summary: 'Progress forwarded by the dispatcher: Bearer callback token' })
-  @ApiBody({ type: TaskProgressDto })
-  @ApiBearerAuth('callback_token')
+  @CallbackAuth('when-sent')
   @HttpCode(200)
-  progress(
-    @Param('guid') guid: string,
-    @Headers('authorization') authorization: string | undefined,
-    @Headers('x-service-signature') signature: string | undefined,
-    @Req() request: RawBodyRequest,
-  ) {
-    return this.callbacks.progress({ guid, authorization, signature, rawBody: request.rawBody, body: request.body });
+  progress(@CallbackTask() task: Task, @Body() body: TaskProgressDto) {
+    return this.callbacks.progress(task, body);
   }
 }

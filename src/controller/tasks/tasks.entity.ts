@@ -1,5 +1,4 @@
 import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 
 export const TASK_STATUSES = ['pending', 'dispatched', 'running', 'completed', 'failed', 'timed_out', 'cancelled'] as const;
@@ -42,6 +41,8 @@ export interface TaskProgress {
 // The migration builds this one as ("created_at" DESC); TypeORM has no per-column order.
 @Index('tasks_created_at_idx', ['createdAt'])
 @Index('tasks_open_deadline_idx', ['deadlineAt'], { where: `"status" IN ('dispatched', 'running')` })
+@Index('tasks_pending_arrival_idx', ['createdAt', 'guid'], { where: `"status" = 'pending'` })
+@Index('tasks_open_dispatcher_idx', ['dispatcherGuid'], { where: `"status" IN ('dispatched', 'running')` })
 @Check('tasks_status_check', `"status" IN (${TASK_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 export class Task {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'tasks_pkey' })
@@ -73,6 +74,13 @@ export class Task {
 
   @Column({ name: 'brief_key', type: 'text' })
   briefKey: string;
+
+  /**
+   * An inline brief as JSON text, kept with the task until the dispatch loop has written it
+   * to object storage under `brief_key`. Lists never read it.
+   */
+  @Column({ name: 'brief_pending', type: 'text', nullable: true, select: false })
+  briefPending: string | null;
 
   @Column({ name: 'dispatcher_labels', type: 'jsonb', default: () => "'{}'" })
   dispatcherLabels: Record<string, string>;
@@ -150,9 +158,4 @@ export class Task {
   /** Dispatch time + timeout_seconds; the watchdog acts a grace period after it. */
   @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })
   deadlineAt: Date | null;
-}
-
-/** TypeORM cannot type free-form jsonb in an update; the entity's own types still apply here. */
-export function taskPatch(values: Partial<Task>): QueryDeepPartialEntity<Task> {
-  return values as QueryDeepPartialEntity<Task>;
 }

@@ -2,18 +2,24 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DispatchersModule } from '../dispatchers/dispatchers.module';
 import { SkillsModule } from '../skills/skills.module';
+import { CallbackAuthGuard } from './callback-auth.guard';
+import { DispatchLoop } from './dispatch-loop';
 import { DispatcherClient } from './dispatcher-client';
 import { TaskCallbacksService } from './task-callbacks.service';
 import { TaskDispatchService } from './task-dispatch.service';
-import { TaskSweeper } from './task-sweeper';
+import { TaskWakeups } from './task-wakeups';
 import { TasksController } from './tasks.controller';
 import { Task } from './tasks.entity';
+import { TasksRepository } from './tasks.repository';
 import { TasksService } from './tasks.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Task]), DispatchersModule, SkillsModule],
   controllers: [TasksController],
-  providers: [TasksService, TaskDispatchService, TaskCallbacksService, TaskSweeper, DispatcherClient],
-  exports: [TasksService],
+  providers: [
+    TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthGuard,
+    TaskWakeups, DispatchLoop, DispatcherClient,
+  ],
+  exports: [TasksService, TasksRepository],
 })
 export class TasksModule {}

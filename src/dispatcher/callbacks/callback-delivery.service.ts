@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CallbackTokenBox } from '../tasks/callback-token-box';
-import { SerialLoop } from '../scheduler/serial-loop';
+import { SerialLoop } from '../../shared/loop/serial-loop';
 import { TaskSignals } from '../tasks/task-signals';
 import { isRetryable, parseRetryAfter, retryDelayMs } from './backoff';
 import { CallbackPoster, PostOutcome } from './callback-poster';

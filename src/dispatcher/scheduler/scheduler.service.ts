@@ -10,7 +10,7 @@ import { TaskEntity } from '../tasks/task.entity';
 import { TaskPatch, TasksRepository } from '../tasks/tasks.repository';
 import { outcomeOf } from './agent-outcome';
 import { agentSpecOf } from './agent-spec';
-import { SerialLoop } from './serial-loop';
+import { SerialLoop } from '../../shared/loop/serial-loop';
 
 const TICK_MS = 500;
 const WATCH_EVERY_TICKS = 4;

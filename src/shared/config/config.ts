@@ -21,6 +21,8 @@ export interface AppConfig {
 
   databaseUrl: string | null;
   databasePoolSize: number;
+  /** True when the database is the embedded PGlite of this process (set at boot, never by a setting). */
+  databaseEmbedded: boolean;
   migrationsRun: boolean;
   redisUrl: string | null;
   cachePrefix: string;
@@ -46,6 +48,12 @@ export interface AppConfig {
   taskWatchdogGraceSeconds: number;
   /** How often pending tasks are offered to dispatchers again and the watchdog looks. */
   taskDispatchRetrySeconds: number;
+  /** How many pending tasks one dispatch round claims. */
+  dispatchBatchSize: number;
+  /** How long a dispatch round's claim on a pending task lasts; a replica that dies holding one holds it no longer. */
+  dispatchClaimLeaseSeconds: number;
+  /** Task requests one controller process has in flight to one dispatcher at most. */
+  dispatchConcurrencyPerDispatcher: number;
   webhookPayloadMaxBytes: number;
 
   // dispatcher
@@ -233,6 +241,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
 
     databaseUrl: r.url('DATABASE_URL', null, ['postgres:', 'postgresql:']),
     databasePoolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 200),
+    databaseEmbedded: false,
     migrationsRun: r.bool('MIGRATIONS_RUN', true),
     redisUrl: r.url('REDIS_URL', null, ['redis:', 'rediss:']),
     cachePrefix: r.string('CACHE_PREFIX', 'atc:'),
@@ -255,6 +264,9 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     authFailureWindowSeconds: r.int('AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86400),
     taskWatchdogGraceSeconds: r.int('TASK_WATCHDOG_GRACE_SECONDS', 60, 0, 86400),
     taskDispatchRetrySeconds: r.int('TASK_DISPATCH_RETRY_SECONDS', 5, 1, 3600),
+    dispatchBatchSize: r.int('DISPATCH_BATCH_SIZE', 64, 1, 1000),
+    dispatchClaimLeaseSeconds: r.int('DISPATCH_CLAIM_LEASE_SECONDS', 60, 1, 3600),
+    dispatchConcurrencyPerDispatcher: r.int('DISPATCH_CONCURRENCY_PER_DISPATCHER', 16, 1, 256),
     webhookPayloadMaxBytes: r.int('WEBHOOK_PAYLOAD_MAX_BYTES', 256 * 1024, 0, 1024 * 1024 * 1024),
 
     apiKey: r.string('API_KEY', ''),

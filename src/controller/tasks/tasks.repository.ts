@@ -1,0 +1,211 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager, FindOptionsWhere, UpdateQueryBuilder } from 'typeorm';
+import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { isFinal, statusesBefore } from './task-state';
+import { Task, TaskStatus } from './tasks.entity';
+
+const TASKS = '"controller"."tasks"';
+
+/** Column values for an UPDATE: a value, or an SQL expression as TypeORM takes it (`() => 'now()'`). */
+export type TaskPatch = { [K in keyof Task]?: Task[K] | (() => string) };
+
+/** A transition either moved the task, or did not and shows the task as it is now (null: no such task). */
+export type Transition = { moved: true; task: Task } | { moved: false; task: Task | null };
+
+/** Where one dispatch attempt sends a task: the dispatcher, and the hash of the callback token it gets. */
+export interface DispatchAssignment {
+  guid: string;
+  dispatcherGuid: string;
+  dispatcherSlug: string;
+  callbackTokenHash: string;
+}
+
+/** `from` narrows the states a move may start from; `stay` lets a task already in the target state take the patch. */
+export interface MoveOptions {
+  from?: readonly TaskStatus[];
+  stay?: boolean;
+}
+
+export interface TaskListQuery {
+  limit: number;
+  offset: number;
+  status?: TaskStatus;
+  workflow?: string;
+}
+
+/**
+ * Every read and write of the controller's `tasks` table. A status changes only through
+ * `transition` (and its set-wise forms), one conditional UPDATE ... RETURNING guarded by the
+ * states the task may come from, so a lost race is an answer and never a half-done write.
+ */
+@Injectable()
+export class TasksRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Stores a new task, inside the caller's transaction when one is given. */
+  async insert(values: Partial<Task>, manager: EntityManager = this.db.manager): Promise<Task> {
+    const result = await manager.createQueryBuilder().insert().into(Task)
+      .values(values as QueryDeepPartialEntity<Task>)
+      .returning('*')
+      .execute();
+    return this.hydrate((result.raw as Record<string, unknown>[])[0]);
+  }
+
+  findByGuid(guid: string): Promise<Task | null> {
+    return this.db.getRepository(Task).findOneBy({ guid });
+  }
+
+  list(query: TaskListQuery): Promise<[Task[], number]> {
+    const where: FindOptionsWhere<Task> = {};
+    if (query.status) where.status = query.status;
+    if (query.workflow) where.workflowId = query.workflow;
+    return this.db.getRepository(Task).findAndCount({
+      where,
+      order: { createdAt: 'DESC', guid: 'ASC' },
+      take: query.limit,
+      skip: query.offset,
+    });
+  }
+
+  /**
+   * Moves one task to `to` if it is in a state that may move there (`from` narrows those
+   * states; `stay` adds `to` itself, for updates such as progress that keep the state). A
+   * final state stamps `finished_at`. Not moved: the task as a fresh read shows it, for the
+   * caller to judge (final states never change, so that read is the answer).
+   */
+  async transition(guid: string, to: TaskStatus, patch: TaskPatch = {}, options: MoveOptions = {}): Promise<Transition> {
+    const [task] = await this.move(to, patch, options, (update) => update.andWhere('guid = :guid', { guid }));
+    if (task) return { moved: true, task };
+    return { moved: false, task: await this.findByGuid(guid) };
+  }
+
+  /** `transition` for many tasks with one patch; answers the tasks that moved. */
+  transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}): Promise<Task[]> {
+    if (guids.length === 0) return Promise.resolve([]);
+    return this.move(to, patch, {}, (update) => update.andWhere('guid = ANY(:guids)', { guids }));
+  }
+
+  /** The watchdog: dispatched or running tasks silent for `graceSeconds` past their deadline time out. */
+  timeOutOverdue(graceSeconds: number, errorMessage: string): Promise<Task[]> {
+    return this.move('timed_out', { errorMessage }, {}, (update) =>
+      update
+        .andWhere(`status IN ('dispatched', 'running')`)
+        .andWhere(`deadline_at + make_interval(secs => :grace) < now()`, { grace: graceSeconds }),
+    );
+  }
+
+  /** Marks an open, dispatched task as asked to cancel; null when it is not dispatched or running. */
+  async markCancelRequested(guid: string): Promise<Task | null> {
+    const result = await this.db.createQueryBuilder().update(Task)
+      .set({ cancelRequestedAt: () => 'now()' })
+      .where('guid = :guid', { guid })
+      .andWhere(`status IN ('dispatched', 'running')`)
+      .returning('*')
+      .execute();
+    const rows = result.raw as Record<string, unknown>[];
+    return rows.length > 0 ? this.hydrate(rows[0]) : null;
+  }
+
+  /**
+   * Claims up to `limit` pending tasks that are due, oldest first, for `leaseSeconds`; a
+   * replica that dies holding a claim loses it when the lease ends. Rows another replica is
+   * claiming right now are skipped, not waited for.
+   */
+  async claimPending(limit: number, leaseSeconds: number): Promise<Task[]> {
+    const [rows] = (await this.db.query(
+      `UPDATE ${TASKS} t SET dispatch_claimed_until = now() + make_interval(secs => $2)
+       WHERE t.status = 'pending' AND t.guid IN (
+         SELECT guid FROM ${TASKS}
+         WHERE status = 'pending'
+           AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
+           AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())
+         ORDER BY created_at, guid
+         LIMIT $1
+         FOR UPDATE SKIP LOCKED)
+       RETURNING t.*`,
+      [limit, leaseSeconds],
+    )) as [Record<string, unknown>[], number];
+    return rows.map((row) => this.hydrate(row)).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  }
+
+  /**
+   * Records where each claimed task is about to be sent, with the hash of its callback
+   * token, before the request leaves: a fast dispatcher may call back before it answers.
+   * Answers the guids still pending (a cancel may have closed one meanwhile).
+   */
+  async assign(assignments: DispatchAssignment[]): Promise<Set<string>> {
+    if (assignments.length === 0) return new Set();
+    const [rows] = (await this.db.query(
+      `UPDATE ${TASKS} t SET callback_token_hash = v.hash, dispatcher_guid = v.dispatcher_guid,
+         dispatcher_slug = v.dispatcher_slug, dispatch_attempts = t.dispatch_attempts + 1, updated_at = now()
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[]) AS v(guid, dispatcher_guid, dispatcher_slug, hash)
+       WHERE t.guid = v.guid AND t.status = 'pending'
+       RETURNING t.guid`,
+      [
+        assignments.map((a) => a.guid),
+        assignments.map((a) => a.dispatcherGuid),
+        assignments.map((a) => a.dispatcherSlug),
+        assignments.map((a) => a.callbackTokenHash),
+      ],
+    )) as [{ guid: string }[], number];
+    return new Set(rows.map((row) => row.guid));
+  }
+
+  /**
+   * Pending tasks that were not dispatched this round wait `retrySeconds`, each with its
+   * reason; those whose brief is in object storage by now no longer carry it.
+   */
+  async deferPending(reasons: Map<string, string>, retrySeconds: number, briefStored: ReadonlySet<string>): Promise<void> {
+    if (reasons.size === 0) return;
+    const guids = [...reasons.keys()];
+    await this.db.query(
+      `UPDATE ${TASKS} t SET last_dispatch_error = v.reason, next_dispatch_at = now() + make_interval(secs => $3),
+         brief_pending = CASE WHEN v.brief_stored THEN NULL ELSE t.brief_pending END, updated_at = now()
+       FROM unnest($1::uuid[], $2::text[], $4::boolean[]) AS v(guid, reason, brief_stored)
+       WHERE t.guid = v.guid AND t.status = 'pending'`,
+      [guids, [...reasons.values()], retrySeconds, guids.map((guid) => briefStored.has(guid))],
+    );
+  }
+
+  /** Ends this replica's claims (the round is over, or the process stops). */
+  async releaseClaims(guids: string[]): Promise<void> {
+    if (guids.length === 0) return;
+    await this.db.query(`UPDATE ${TASKS} SET dispatch_claimed_until = NULL WHERE guid = ANY($1) AND dispatch_claimed_until IS NOT NULL`, [guids]);
+  }
+
+  /** Open (dispatched or running) tasks per dispatcher guid, counted from a partial index. */
+  async openTasksByDispatcher(): Promise<Map<string, number>> {
+    const rows: { dispatcher_guid: string; open: number }[] = await this.db.query(
+      `SELECT dispatcher_guid, count(*)::int AS open FROM ${TASKS}
+       WHERE status IN ('dispatched', 'running') AND dispatcher_guid IS NOT NULL GROUP BY dispatcher_guid`,
+    );
+    return new Map(rows.map((row) => [row.dispatcher_guid, Number(row.open)]));
+  }
+
+  private async move(
+    to: TaskStatus,
+    patch: TaskPatch,
+    options: MoveOptions,
+    where: (update: UpdateQueryBuilder<Task>) => UpdateQueryBuilder<Task>,
+  ): Promise<Task[]> {
+    const allowed = options.stay ? [...statusesBefore(to), to] : statusesBefore(to);
+    const from = options.from ? allowed.filter((status) => options.from!.includes(status)) : allowed;
+    const values = { ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) };
+    const update = this.db.createQueryBuilder().update(Task)
+      .set(values as QueryDeepPartialEntity<Task>)
+      .where('status = ANY(:from)', { from });
+    const result = await where(update).returning('*').execute();
+    return (result.raw as Record<string, unknown>[]).map((row) => this.hydrate(row));
+  }
+
+  /** A row as PostgreSQL returned it, as the entity TypeORM would have loaded. */
+  private hydrate(row: Record<string, unknown>): Task {
+    const metadata = this.db.getMetadata(Task);
+    const task = metadata.create() as Task;
+    for (const column of metadata.columns) {
+      if (column.databaseName in row) column.setEntityValue(task, this.db.driver.prepareHydratedValue(row[column.databaseName], column));
+    }
+    return task;
+  }
+}

@@ -1,0 +1,118 @@
+import { DataSource } from 'typeorm';
+import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
+import { controllerDatabase, insertDispatcher, makeTaskRow, repositoryOn } from './controller-tasks';
+
+describe('TasksRepository on PostgreSQL', () => {
+  let sources: DataSource[];
+  let close: () => Promise<void>;
+  let tasks: TasksRepository;
+  let replica: TasksRepository;
+
+  beforeAll(async () => {
+    ({ sources, close } = await controllerDatabase(2));
+    [tasks, replica] = sources.map(repositoryOn);
+  });
+  afterAll(() => close());
+
+  it('stores a task in one INSERT and reads it back as the entity', async () => {
+    const stored = await tasks.insert(makeTaskRow({ env: { A: '1' } }));
+    expect(stored).toMatchObject({ status: 'pending', env: { A: '1' }, dispatchAttempts: 0, briefPending: '{"prompt":"hello"}' });
+    expect(stored.createdAt).toBeInstanceOf(Date);
+    const read = await tasks.findByGuid(stored.guid);
+    expect(read).toMatchObject({ guid: stored.guid, runtimeTarget: { type: 'local', namespace: '' } });
+    // Lists and reads never carry the inline brief.
+    expect(read!.briefPending).toBeUndefined();
+  });
+
+  it('moves a task only along the state machine, and answers a refused move with the task as it is', async () => {
+    const { guid } = await tasks.insert(makeTaskRow());
+    const dispatched = await tasks.transition(guid, 'dispatched', { dispatchedAt: () => 'now()' });
+    expect(dispatched).toMatchObject({ moved: true, task: { status: 'dispatched' } });
+    expect(dispatched.task!.dispatchedAt).toBeInstanceOf(Date);
+
+    const completed = await tasks.transition(guid, 'completed', { exitCode: 0 });
+    expect(completed).toMatchObject({ moved: true, task: { status: 'completed', exitCode: 0 } });
+    expect(completed.task!.finishedAt).toBeInstanceOf(Date);
+
+    for (const to of ['running', 'failed', 'dispatched'] as const) {
+      const refused = await tasks.transition(guid, to);
+      expect(refused).toMatchObject({ moved: false, task: { status: 'completed', exitCode: 0 } });
+    }
+    expect(await tasks.transition('00000000-0000-4000-8000-000000000000', 'failed')).toEqual({ moved: false, task: null });
+  });
+
+  it('keeps progress on a running task with `stay`, and narrows the sources with `from`', async () => {
+    const { guid } = await tasks.insert(makeTaskRow());
+    const progress = { percentage: 10, message: 'reading', data: null, updated_at: new Date().toISOString() };
+    const first = await tasks.transition(guid, 'running', { progress, startedAt: () => 'COALESCE(started_at, now())' }, { stay: true });
+    expect(first).toMatchObject({ moved: true, task: { status: 'running', progress } });
+    const later = { ...progress, percentage: 60 };
+    const second = await tasks.transition(guid, 'running', { progress: later, startedAt: () => 'COALESCE(started_at, now())' }, { stay: true });
+    expect(second.task).toMatchObject({ progress: later, startedAt: first.task!.startedAt });
+    expect((await tasks.transition(guid, 'running', { progress })).moved).toBe(false);
+    expect((await tasks.transition(guid, 'cancelled', {}, { from: ['pending'] })).moved).toBe(false);
+  });
+
+  it('lets exactly one of two replicas close a task when they race', async () => {
+    for (let round = 0; round < 10; round++) {
+      const { guid } = await tasks.insert(makeTaskRow({ status: 'running' }));
+      const [a, b] = await Promise.all([tasks.transition(guid, 'completed'), replica.transition(guid, 'failed')]);
+      expect([a.moved, b.moved].filter(Boolean)).toHaveLength(1);
+      const winner = a.moved ? 'completed' : 'failed';
+      // The loser is told what the task became, not what it was when it started.
+      expect((a.moved ? b : a).task!.status).toBe(winner);
+    }
+  });
+
+  it('hands each pending task to one replica when both claim at once, oldest first', async () => {
+    const stored = [];
+    for (let i = 0; i < 12; i++) stored.push(await tasks.insert(makeTaskRow({ agentImage: 'claim-race' })));
+    const [mine, theirs] = await Promise.all([tasks.claimPending(8, 60), replica.claimPending(8, 60)]);
+    const claimed = [...mine, ...theirs].filter((task) => task.agentImage === 'claim-race').map((task) => task.guid);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.sort()).toEqual(stored.map((task) => task.guid).sort());
+    expect(mine.map((task) => task.createdAt.getTime())).toEqual([...mine].map((task) => task.createdAt.getTime()).sort((x, y) => x - y));
+    // Claimed tasks are not claimed again until released.
+    expect((await tasks.claimPending(50, 60)).filter((task) => task.agentImage === 'claim-race')).toEqual([]);
+    await tasks.releaseClaims(claimed);
+    expect((await replica.claimPending(50, 60)).filter((task) => task.agentImage === 'claim-race')).toHaveLength(12);
+    await replica.releaseClaims(claimed);
+  });
+
+  it('defers tasks that found no dispatcher, with the reason, until their retry time', async () => {
+    const { guid } = await tasks.insert(makeTaskRow({ agentImage: 'deferred' }));
+    const [claimed] = (await tasks.claimPending(100, 60)).filter((task) => task.guid === guid);
+    await tasks.deferPending(new Map([[guid, 'no dispatcher']]), 3600, new Set([guid]));
+    await tasks.releaseClaims([claimed.guid]);
+    expect((await tasks.claimPending(100, 60)).map((task) => task.guid)).not.toContain(guid);
+    const after = await sources[0].query(`SELECT last_dispatch_error, brief_pending FROM "controller"."tasks" WHERE guid = $1`, [guid]);
+    expect(after).toEqual([{ last_dispatch_error: 'no dispatcher', brief_pending: null }]);
+  });
+
+  it('assigns only tasks that are still pending, and counts open tasks per dispatcher', async () => {
+    const dispatcherGuid = await insertDispatcher(sources[0], 'counted');
+    const open = await tasks.insert(makeTaskRow());
+    const gone = await tasks.insert(makeTaskRow());
+    await tasks.transition(gone.guid, 'cancelled');
+    const assigned = await tasks.assign([open, gone].map((task) => ({ guid: task.guid, dispatcherGuid, dispatcherSlug: 'counted', callbackTokenHash: 'ab' })));
+    expect([...assigned]).toEqual([open.guid]);
+    expect((await tasks.openTasksByDispatcher()).get(dispatcherGuid) ?? 0).toBe(0);
+    await tasks.transitionMany([open.guid, gone.guid], 'dispatched');
+    expect((await tasks.openTasksByDispatcher()).get(dispatcherGuid)).toBe(1);
+    expect(await tasks.findByGuid(open.guid)).toMatchObject({ dispatcherSlug: 'counted', dispatchAttempts: 1, callbackTokenHash: 'ab' });
+  });
+
+  it('times out the silent tasks past deadline and grace, and no others (the watchdog)', async () => {
+    const overdue = await tasks.insert(makeTaskRow({ status: 'running' }));
+    const inGrace = await tasks.insert(makeTaskRow({ status: 'dispatched' }));
+    const closed = await tasks.insert(makeTaskRow({ status: 'completed' }));
+    await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '2 minutes' WHERE guid = ANY($1)`, [[overdue.guid, closed.guid]]);
+    await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '10 seconds' WHERE guid = $1`, [inGrace.guid]);
+    const [first, second] = await Promise.all([tasks.timeOutOverdue(60, 'silent'), replica.timeOutOverdue(60, 'silent')]);
+    const timedOut = [...first, ...second].map((task) => task.guid);
+    expect(timedOut).toEqual([overdue.guid]);
+    expect(await tasks.findByGuid(overdue.guid)).toMatchObject({ status: 'timed_out', errorMessage: 'silent' });
+    expect((await tasks.findByGuid(inGrace.guid))!.status).toBe('dispatched');
+    expect((await tasks.findByGuid(closed.guid))!.status).toBe('completed');
+  });
+});
