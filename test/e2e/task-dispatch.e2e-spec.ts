@@ -83,6 +83,14 @@ describe('dispatching controller tasks', () => {
     expect(other.taskRequests[0].body.runtime_target).toEqual({ type: 'kubernetes', namespace: 'agents' });
   });
 
+  it('sends a task of any runtime type to a dispatcher that offers it: the controller keeps no list', async () => {
+    const nomad = await recorder();
+    await checkInDispatcher(system, { name: 'nomad-pool', endpoint_url: nomad.url, backends: ['nomad'], labels: { suite: 'any-runtime' } });
+    const created = await createDispatchedTask(system, { dispatcher_labels: { suite: 'any-runtime' }, runtime_target: { type: 'nomad', namespace: '' } });
+    expect(created.body).toMatchObject({ status: 'dispatched', dispatcher: 'nomad-pool', runtime_target: { type: 'nomad', namespace: '' } });
+    expect(nomad.taskRequests[0].body.runtime_target).toEqual({ type: 'nomad', namespace: '' });
+  });
+
   it('fails over to the next candidate when a dispatcher errs', async () => {
     const [broken, healthy] = [await recorder(), await recorder()];
     broken.reply = () => ({ status: 503, body: { ok: false, error: { code: 'unavailable', message: 'draining' } } });

@@ -48,7 +48,7 @@ describe('workflows API', () => {
     ['triggers.0.filter', { triggers: [{ source: 'forge', event: 'push', filter: { 'a..b': 'x' } }] }],
     ['triggers.0.filter', { triggers: [{ source: 'forge', event: 'push', filter: { ref: { nested: true } } }] }],
     ['task_template.agent_image', { task_template: { ...template(), agent_image: 'Bad Image!' } }],
-    ['task_template.runtime_target.type', { task_template: { ...template(), runtime_target: { type: 'mainframe' } } }],
+    ['task_template.runtime_target.type', { task_template: { ...template(), runtime_target: { type: 'Main Frame!' } } }],
     ['task_template.resources.cpu', { task_template: { ...template(), resources: { cpu: 'lots', memory: '1Gi' } } }],
     ['task_template.resources.memory', { task_template: { ...template(), resources: { cpu: '1', memory: '1 GB' } } }],
     ['task_template.ports.0.container_port', { task_template: { ...template(), ports: [{ container_port: 70000, protocol: 'tcp' }] } }],

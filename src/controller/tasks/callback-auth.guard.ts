@@ -8,7 +8,8 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import type { RawBodyRequest } from '../../shared/http/configure-app';
-import { callbackTokenMatches, verifyCallbackSignature } from './callback-signature';
+import { verifyCallbackSignature } from '../../shared/task-protocol/callback-signature';
+import { callbackTokenMatches } from './callback-token';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 

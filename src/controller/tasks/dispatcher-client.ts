@@ -1,21 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import { TaskRequest } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 
 const REQUEST_TIMEOUT_MS = 10_000;
-
-/** The seed's task creation request, as the controller sends it. */
-export interface DispatcherTaskRequest {
-  task_id: string;
-  agent_image: string;
-  runtime_target: { type: string; namespace: string };
-  resources: { cpu: string; memory: string };
-  env: Record<string, string>;
-  ports: { container_port: number; protocol: string }[];
-  brief_key: string;
-  callback_url: string;
-  callback_token: string;
-  timeout_seconds: number;
-}
 
 /**
  * How a dispatcher answered: `accepted`; `refused` (a 4xx that another try would get too);
@@ -28,7 +15,7 @@ export type DispatcherAnswer =
 /** The controller's side of the dispatcher's task API (CONTRACT section 3, `X-API-Key`). */
 @Injectable()
 export class DispatcherClient {
-  submitTask(dispatcher: Dispatcher, apiKey: string | null, body: DispatcherTaskRequest): Promise<DispatcherAnswer> {
+  submitTask(dispatcher: Dispatcher, apiKey: string | null, body: TaskRequest): Promise<DispatcherAnswer> {
     return this.post(`${dispatcher.endpointUrl}/tasks`, apiKey, JSON.stringify(body));
   }
 

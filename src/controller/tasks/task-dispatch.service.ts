@@ -6,8 +6,9 @@ import { OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-stora
 import { describeMissingDispatcher, DispatcherPool, DispatcherRequirement } from '../dispatchers/dispatcher-selection';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
-import { deriveCallbackToken, hashCallbackToken } from './callback-signature';
-import { DispatcherAnswer, DispatcherClient, DispatcherTaskRequest } from './dispatcher-client';
+import { deriveCallbackToken, hashCallbackToken } from './callback-token';
+import { TaskRequest } from '../../shared/task-protocol/task-request';
+import { DispatcherAnswer, DispatcherClient } from './dispatcher-client';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 
@@ -176,7 +177,7 @@ export class TaskDispatchService {
     return limit;
   }
 
-  taskRequest(task: Task, callbackToken: string): DispatcherTaskRequest {
+  taskRequest(task: Task, callbackToken: string): TaskRequest {
     return {
       task_id: task.guid,
       agent_image: task.agentImage,

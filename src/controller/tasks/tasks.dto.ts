@@ -17,6 +17,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsStringMap } from '../../shared/validation/maps';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { TASK_STATUSES, TaskStatus } from './tasks.entity';
@@ -24,10 +25,9 @@ import { TASK_STATUSES, TaskStatus } from './tasks.entity';
 export const SKILL_REFERENCE = /^[a-z0-9][a-z0-9-]*(@[1-9]\d*)?$/;
 
 export class RuntimeTargetDto {
-  @ApiProperty({ example: 'local' })
+  @ApiProperty({ description: 'A runtime type some dispatcher offers (its `backends`): local, kubernetes, ...', example: 'local' })
   @IsString()
-  @MinLength(1)
-  @MaxLength(64)
+  @Matches(RUNTIME_TYPE_NAME, { message: 'type must be a runtime type name (a-z, 0-9 and -, such as local or kubernetes)' })
   type: string;
 
   @ApiPropertyOptional({ example: '' })

@@ -1,4 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 
 export const TASK_STATUSES = ['pending', 'dispatched', 'running', 'completed', 'failed', 'timed_out', 'cancelled'] as const;
@@ -7,16 +8,6 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export interface RuntimeTarget {
   type: string;
   namespace: string;
-}
-
-export interface TaskResources {
-  cpu: string;
-  memory: string;
-}
-
-export interface TaskPort {
-  container_port: number;
-  protocol: string;
 }
 
 /** A skill pinned to the version it had when the task was created. */

@@ -5,6 +5,7 @@ import { isUUID, validate } from 'class-validator';
 import { DomainError } from '../../shared/errors/domain-error';
 import { fieldErrors } from '../../shared/errors/validation';
 import { OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
+import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { SkillsService } from '../skills/skills.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { isFinal } from './task-state';
@@ -23,8 +24,6 @@ export interface TaskOrigin {
   createdBy?: string;
 }
 
-const DEFAULT_RESOURCES = { cpu: '500m', memory: '512Mi' };
-const DEFAULT_TIMEOUT_SECONDS = 3600;
 
 @Injectable()
 export class TasksService {
@@ -52,11 +51,11 @@ export class TasksService {
       status: 'pending',
       agentImage: template.agent_image,
       runtimeTarget: { type: template.runtime_target.type, namespace: template.runtime_target.namespace ?? '' },
-      resources: template.resources ? { cpu: template.resources.cpu, memory: template.resources.memory } : DEFAULT_RESOURCES,
+      resources: template.resources ? { cpu: template.resources.cpu, memory: template.resources.memory } : { ...DEFAULT_TASK_RESOURCES },
       env: template.env ?? {},
       ports: (template.ports ?? []).map((port) => ({ container_port: port.container_port, protocol: port.protocol ?? 'tcp' })),
       skills,
-      timeoutSeconds: template.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+      timeoutSeconds: template.timeout_seconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
       briefKey: template.brief_key ?? `briefs/${guid}.json`,
       briefPending: template.brief !== undefined ? JSON.stringify(template.brief) : null,
       dispatcherLabels: template.dispatcher_labels ?? {},

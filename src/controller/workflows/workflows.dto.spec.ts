@@ -13,7 +13,6 @@ function problems(dto: new () => object, change: object) {
 describe("a workflow's task template", () => {
   it.each([
     ['agent_image', { agent_image: 'Bad Image!' }],
-    ['runtime_target.type', { runtime_target: { type: 'mainframe' } }],
     ['runtime_target.namespace', { runtime_target: { type: 'kubernetes', namespace: 'Not_A_Namespace' } }],
     ['env', { env: { '1BAD': 'x' } }],
     ['dispatcher_labels', { dispatcher_labels: { '': 'x' } }],
@@ -24,6 +23,7 @@ describe("a workflow's task template", () => {
   });
 
   it.each([
+    ['runtime_target.type', { runtime_target: { type: 'Main Frame!' } }],
     ['resources.memory', { resources: { cpu: '1' } }],
     ['resources.cpu', { resources: { cpu: 'lots', memory: '1Gi' } }],
     ['skills', { skills: ['Bad Skill'] }],
@@ -33,5 +33,12 @@ describe("a workflow's task template", () => {
     const expected = problems(TaskTemplateDto, change);
     expect(Object.keys(expected)).toEqual([field]);
     expect(problems(WorkflowTaskTemplateDto, change)).toEqual(expected);
+  });
+
+  it('takes any runtime type name: the controller keeps no list of them', () => {
+    for (const type of ['local', 'kubernetes', 'nomad', 'gpu-pool-2']) {
+      expect(problems(WorkflowTaskTemplateDto, { runtime_target: { type } })).toEqual({});
+      expect(problems(TaskTemplateDto, { runtime_target: { type } })).toEqual({});
+    }
   });
 });

@@ -20,7 +20,7 @@ import {
   ValidateNested,
   ValidationOptions,
 } from 'class-validator';
-import { RuntimeBackendName } from '../../shared/config/config';
+import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsEnvMap, IsMapOf } from '../../shared/validation/maps';
 import { TaskTemplateFieldsDto } from '../tasks/tasks.dto';
 import { WEBHOOK_SOURCES } from '../webhooks/webhook-signatures';
@@ -33,7 +33,6 @@ export const EVENT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$/;
 export const IMAGE_REFERENCE =
   /^([A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:\d{1,5})?\/)?[a-z0-9]+([._-]+[a-z0-9]+)*(\/[a-z0-9]+([._-]+[a-z0-9]+)*)*(:\w[\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 export const NAMESPACE = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$/;
-export const RUNTIME_TYPES: readonly RuntimeBackendName[] = ['local', 'kubernetes'];
 
 const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 
@@ -57,8 +56,9 @@ export class TriggerDto {
 }
 
 export class WorkflowRuntimeTargetDto {
-  @ApiProperty({ enum: RUNTIME_TYPES, example: 'local' })
-  @IsIn(RUNTIME_TYPES, { message: `type must be one of ${RUNTIME_TYPES.join(', ')}` })
+  @ApiProperty({ description: 'A runtime type some dispatcher offers (its `backends`): local, kubernetes, ...', example: 'local' })
+  @IsString()
+  @Matches(RUNTIME_TYPE_NAME, { message: 'type must be a runtime type name (a-z, 0-9 and -, such as local or kubernetes)' })
   type: string;
 
   @ApiPropertyOptional({ description: "Empty: the dispatcher's KUBE_NAMESPACE", example: '' })

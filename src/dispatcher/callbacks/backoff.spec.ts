@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { TaskEntity } from '../tasks/task.entity';
 import { isRetryable, parseRetryAfter, retryDelayMs } from './backoff';
-import { callbackBody, progressUrl, serviceSignature } from './callback-body';
+import { signCallbackBody } from '../../shared/task-protocol/callback-signature';
+import { callbackBody, progressUrl } from './callback-body';
 
 const finished = (fields: Partial<TaskEntity>) => Object.assign(new TaskEntity(), { exitCode: 0, resultKey: null, resultMetadata: null, errorMessage: null }, fields);
 
@@ -38,7 +39,7 @@ describe('callback body', () => {
   });
 
   it('signs the raw body', () => {
-    expect(serviceSignature('k', '{}')).toBe(`sha256=${createHmac('sha256', 'k').update('{}').digest('hex')}`);
+    expect(signCallbackBody('k', '{}')).toBe(`sha256=${createHmac('sha256', 'k').update('{}').digest('hex')}`);
   });
 
   it('derives the progress address from the callback address', () => {

@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { TaskEntity } from '../tasks/task.entity';
 
 /** The seed's callback body. A cancelled task is reported as failed (the seed has no cancelled status). */
@@ -11,11 +10,6 @@ export function callbackBody(task: TaskEntity): string {
     result_metadata: cancelled ? { ...(task.resultMetadata ?? {}), reason: 'cancelled' } : (task.resultMetadata ?? {}),
     error_message: cancelled ? 'cancelled' : (task.errorMessage ?? ''),
   });
-}
-
-/** `X-Service-Signature`: `sha256=` + hex HMAC-SHA256(CALLBACK_SIGNING_KEY, raw body). */
-export function serviceSignature(signingKey: string, body: string | Buffer): string {
-  return `sha256=${createHmac('sha256', signingKey).update(body).digest('hex')}`;
 }
 
 /** `<controller>/api/v1/tasks/<guid>/progress/`, next to the task's callback address. */

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { serviceSignature } from './callback-body';
+import { signCallbackBody } from '../../shared/task-protocol/callback-signature';
 
 const REQUEST_TIMEOUT_MS = 10_000;
 
@@ -23,7 +23,7 @@ export class CallbackPoster {
       Authorization: `Bearer ${callbackToken}`,
       'User-Agent': 'agent-task-dispatcher',
     };
-    if (this.config.callbackSigningKey) headers['X-Service-Signature'] = serviceSignature(this.config.callbackSigningKey, body);
+    if (this.config.callbackSigningKey) headers['X-Service-Signature'] = signCallbackBody(this.config.callbackSigningKey, body);
     try {
       const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), redirect: 'manual' });
       await response.arrayBuffer().catch(() => undefined);

@@ -3,7 +3,9 @@
  * `process-runtime.ts` and `docker-runtime.ts` (the `local` backend, by LOCAL_ENGINE) and
  * `kubernetes-runtime.ts`; `runtime.factory.ts` picks them from config.
  */
-export type RuntimeBackendName = 'local' | 'kubernetes';
+/** The runtime types a dispatcher can offer: the one list of them in the project. */
+export const RUNTIME_BACKEND_NAMES = ['local', 'kubernetes'] as const;
+export type RuntimeBackendName = (typeof RUNTIME_BACKEND_NAMES)[number];
 
 export interface AgentSpec {
   taskId: string;

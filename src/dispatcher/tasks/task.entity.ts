@@ -1,15 +1,6 @@
 import { Check, Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { TaskStatus } from './task-state';
-
-export interface TaskResources {
-  cpu: string;
-  memory: string;
-}
-
-export interface TaskPort {
-  container_port: number;
-  protocol: string;
-}
 
 /**
  * One task as the dispatcher keeps it: the request (callback token sealed) and its life.

@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import * as path from 'node:path';
+import { RUNTIME_BACKEND_NAMES, RuntimeBackendName } from '../../dispatcher/runtime/runtime';
 
 export type Role = 'controller' | 'dispatcher' | 'all';
 export const ROLES: readonly Role[] = ['controller', 'dispatcher', 'all'];
 
 export type LocalEngine = 'process' | 'docker';
-export type RuntimeBackendName = 'local' | 'kubernetes';
 
 /** Every setting of both roles, typed. Read once at boot by `loadConfig`. */
 export interface AppConfig {
@@ -277,7 +277,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     dispatcherPublicUrl: r.url('DISPATCHER_PUBLIC_URL', `http://127.0.0.1:${dispatcherPort}`)!,
     dispatcherCloud: r.string('DISPATCHER_CLOUD', 'local'),
     dispatcherLabels: r.stringMap('DISPATCHER_LABELS'),
-    dispatcherBackends: r.list<RuntimeBackendName>('DISPATCHER_BACKENDS', ['local'], ['local', 'kubernetes']),
+    dispatcherBackends: r.list<RuntimeBackendName>('DISPATCHER_BACKENDS', ['local'], RUNTIME_BACKEND_NAMES),
     heartbeatIntervalSeconds: r.int('HEARTBEAT_INTERVAL_SECONDS', 30, 1, 3600),
     controllerUrl: r.url('CONTROLLER_URL', role === 'all' ? controllerPublic : null),
     controllerToken: r.optional('CONTROLLER_TOKEN'),

@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
-import { callbackTokenMatches, deriveCallbackToken, hashCallbackToken, signCallbackBody, verifyCallbackSignature } from './callback-signature';
+import { signCallbackBody, verifyCallbackSignature } from '../../shared/task-protocol/callback-signature';
+import { callbackTokenMatches, deriveCallbackToken, hashCallbackToken } from './callback-token';
 
 describe('verifyCallbackSignature', () => {
   const key = 'callback-signing-key';

@@ -1,22 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
-const SIGNATURE = /^sha256=([0-9a-f]{64})$/;
-
-/**
- * CONTRACT "Task callback": `X-Service-Signature` is `sha256=` + lower-case hex
- * HMAC-SHA256(key, raw body bytes). Compared in constant time.
- */
-export function verifyCallbackSignature(key: string, rawBody: Buffer, header: string | undefined): boolean {
-  const match = header ? SIGNATURE.exec(header) : null;
-  if (!match) return false;
-  const expected = createHmac('sha256', key).update(rawBody).digest();
-  return timingSafeEqual(expected, Buffer.from(match[1], 'hex'));
-}
-
-export function signCallbackBody(key: string, rawBody: Buffer | string): string {
-  return `sha256=${createHmac('sha256', key).update(rawBody).digest('hex')}`;
-}
-
 /**
  * The callback token for a task on one dispatcher: HMAC-SHA256 keyed with SECRET_KEY, so it
  * is unguessable without the key, new for each dispatcher a task goes to, and the same when
