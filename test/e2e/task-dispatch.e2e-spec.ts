@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { checkInDispatcher, createDispatchedTask, createTask, getTask, operator, sendSigned } from '../harness/controller-tasks';
 import { http } from '../harness/http';
 import { RecordingDispatcher } from '../harness/recording-dispatcher';
@@ -89,6 +91,32 @@ describe('dispatching controller tasks', () => {
     const created = await createDispatchedTask(system, { dispatcher_labels: { suite: 'any-runtime' }, runtime_target: { type: 'nomad', namespace: '' } });
     expect(created.body).toMatchObject({ status: 'dispatched', dispatcher: 'nomad-pool', runtime_target: { type: 'nomad', namespace: '' } });
     expect(nomad.taskRequests[0].body.runtime_target).toEqual({ type: 'nomad', namespace: '' });
+  });
+
+  it('keeps sending other tasks while a dispatcher holds a request unanswered', async () => {
+    const open: { closed: boolean }[] = [];
+    const silent = createServer((request) => {
+      const held = { closed: false };
+      open.push(held);
+      request.socket.on('close', () => (held.closed = true));
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      await checkInDispatcher(system, { name: 'silent', endpoint_url: `http://127.0.0.1:${port}`, labels: { suite: 'stall' } });
+      const stalled = await createTask(system, { dispatcher_labels: { suite: 'stall' } });
+      await waitFor(() => open.length > 0, 10_000, 'the request to reach the silent dispatcher');
+
+      const healthy = await recorder();
+      await checkInDispatcher(system, { name: 'lively', endpoint_url: healthy.url, labels: { suite: 'lively' } });
+      expect((await createDispatchedTask(system, { dispatcher_labels: { suite: 'lively' } })).body.status).toBe('dispatched');
+      // Sent while the silent dispatcher's request is still open: it did not wait behind it.
+      expect(open[0].closed).toBe(false);
+      expect((await getTask(system, stalled.body.guid)).body.status).toBe('pending');
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('fails over to the next candidate when a dispatcher errs', async () => {

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { http } from '../harness/http';
 import { startTestSystem, TestSystem } from '../harness/system';
+import { waitFor } from '../harness/wait';
 import { makeWorkflow, pushPayload, sendWebhook, signedWebhook } from '../harness/webhooks';
 
 describe('webhook routing, duplicates, failures and the delivery ledger', () => {
@@ -31,6 +34,33 @@ describe('webhook routing, duplicates, failures and the delivery ledger', () => 
     expect(ignored.status).toBe(202);
     expect(ignored.body).toEqual({ status: 'ignored', routed_to: null });
     expect((await push('route/app', { event: 'issues' })).status).toBe(202);
+  });
+
+  it('answers a routed delivery once its task is stored, while a dispatcher that never answers holds the request', async () => {
+    const held: ServerResponse[] = [];
+    const silent = createServer((_request, response) => held.push(response));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}`;
+      await http('POST', api('dispatchers/checkin/'), {
+        headers: auth, json: { name: 'silent', endpoint_url: endpoint, backends: ['silent-runtime'], heartbeat_interval_seconds: 30 },
+      });
+      const workflow = makeWorkflow('to-silent', {}, { filter: { 'repository.full_name': 'silent/app' } });
+      (workflow.task_template as Record<string, unknown>).runtime_target = { type: 'silent-runtime', namespace: '' };
+      await createWorkflow(workflow);
+
+      const answer = await push('silent/app');
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ status: 'ok', routed_to: 'to-silent' });
+      const task = await http('GET', api(`tasks/${answer.body.task_guid}/`), { headers: auth });
+      expect(task.body).toMatchObject({ status: 'pending', workflow: 'to-silent' });
+      // The dispatch loop has sent the request by now or soon; it is still unanswered.
+      await waitFor(() => held.length > 0, 10_000, 'the task request to reach the silent dispatcher');
+      expect(held.every((response) => !response.writableEnded)).toBe(true);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 
   it('creates exactly one task for ten concurrent copies of one delivery', async () => {

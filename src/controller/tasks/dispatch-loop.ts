@@ -5,13 +5,17 @@ import { APP_CONFIG } from '../../shared/config/config.module';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskWakeups } from './task-wakeups';
+import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
+
+/** Batches one process sends at once; more claimed tasks wait in the table, not in memory. */
+const BATCHES_IN_FLIGHT = 4;
 
 /**
  * The controller's dispatch loop. Woken at once when a task is stored (here, or by another
  * replica through LISTEN/NOTIFY) and every TASK_DISPATCH_RETRY_SECONDS otherwise, each round
  * runs the watchdog when it is due, then claims pending tasks in batches (FOR UPDATE SKIP
- * LOCKED, so replicas share the work) and sends them until none is due.
+ * LOCKED, so replicas share the work) and sets each batch going, up to BATCHES_IN_FLIGHT.
  */
 @Injectable()
 export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -20,6 +24,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
   private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
   private watchdogDueAt = 0;
+  private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly tasks: TasksRepository,
@@ -39,11 +44,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
     await this.loop.stop();
-  }
-
-  /** Runs a round now and waits for it (and for a round already running). */
-  runOnce(): Promise<void> {
-    return this.loop.kickAndWait();
+    await Promise.all(this.inFlight);
   }
 
   private async round(): Promise<void> {
@@ -52,16 +53,29 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       await this.timeOutSilentTasks();
     }
     const size = this.config.dispatchBatchSize;
-    for (;;) {
+    while (this.inFlight.size < BATCHES_IN_FLIGHT) {
       const batch = await this.tasks.claimPending(size, this.config.dispatchClaimLeaseSeconds);
       if (batch.length === 0) return;
-      try {
-        await this.dispatch.dispatchBatch(batch);
-      } finally {
-        await this.tasks.releaseClaims(batch.map((task) => task.guid));
-      }
+      this.start(batch);
       if (batch.length < size) return;
     }
+  }
+
+  /**
+   * Sends a batch without holding up the loop: a dispatcher that answers slowly delays its
+   * own tasks, not the next batch. When the batch is done its claims end and the loop looks
+   * again (a full loop stopped claiming until a batch finished).
+   */
+  private start(batch: Task[]): void {
+    const work: Promise<void> = this.dispatch.dispatchBatch(batch)
+      .catch((error: unknown) => this.logger.error({ err: error, tasks: batch.length }, 'Dispatching a batch failed; its tasks stay pending'))
+      .then(() => this.tasks.releaseClaims(batch.map((task) => task.guid)))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not end the claims of a batch; their lease ends them'))
+      .finally(() => {
+        this.inFlight.delete(work);
+        this.loop.kick();
+      });
+    this.inFlight.add(work);
   }
 
   /** Tasks with no final callback a grace period after their deadline become `timed_out`. */

@@ -26,12 +26,6 @@ export class SerialLoop {
       });
   }
 
-  /** Kicks, then waits until no round runs or is asked for. */
-  async kickAndWait(): Promise<void> {
-    this.kick();
-    while (this.running) await this.running;
-  }
-
   async stop(): Promise<void> {
     this.stopped = true;
     await this.running;
