@@ -127,9 +127,12 @@ export class TasksService {
 
 /** The same checks as POST /tasks/, for callers that hand over a plain template. */
 async function validTemplate(input: TaskTemplateInput): Promise<TaskTemplateDto> {
+  // A DTO instance has been through the global ValidationPipe already.
   const template = input instanceof TaskTemplateDto ? input : plainToInstance(TaskTemplateDto, input as object);
-  const errors = await validate(template, { whitelist: true, forbidUnknownValues: false });
-  if (errors.length > 0) throw DomainError.invalid(fieldErrors(errors));
+  if (template !== input) {
+    const errors = await validate(template, { whitelist: true, forbidUnknownValues: false });
+    if (errors.length > 0) throw DomainError.invalid(fieldErrors(errors));
+  }
   if (template.brief !== undefined && template.brief_key !== undefined) {
     throw DomainError.invalid({ brief: ['give brief or brief_key, not both'] });
   }
