@@ -21,19 +21,19 @@ export class RoleProcess {
   }
 
   /** SIGKILL: no shutdown hook runs, as when a node dies. */
-  async kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGKILL');
-    await exited;
+  kill(): Promise<void> {
+    return this.signal('SIGKILL');
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.signal('SIGTERM');
+  }
+
+  private async signal(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
+    child.kill(signal);
     await exited;
   }
 }

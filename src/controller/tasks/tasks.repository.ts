@@ -43,13 +43,21 @@ export interface TaskListQuery {
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Stores a new task, inside the caller's transaction when one is given. */
+  /**
+   * Stores a new task, inside the caller's transaction when one is given: one INSERT ...
+   * RETURNING, written out here rather than through the query builder because it is the
+   * statement of every task creation and the builder costs more than the database does.
+   */
   async insert(values: Partial<Task>, manager: EntityManager = this.db.manager): Promise<Task> {
-    const result = await manager.createQueryBuilder().insert().into(Task)
-      .values(values as QueryDeepPartialEntity<Task>)
-      .returning('*')
-      .execute();
-    return this.hydrate((result.raw as Record<string, unknown>[])[0]);
+    const columns = this.db.getMetadata(Task).columns.filter((column) => values[column.propertyName as keyof Task] !== undefined);
+    const params = columns.map((column) => {
+      const value = values[column.propertyName as keyof Task];
+      return column.type === 'jsonb' && value !== null ? JSON.stringify(value) : value;
+    });
+    const names = columns.map((column) => `"${column.databaseName}"`).join(', ');
+    const placeholders = columns.map((_, index) => `$${index + 1}`).join(', ');
+    const [row] = (await manager.query(`INSERT INTO ${TASKS} (${names}) VALUES (${placeholders}) RETURNING *`, params)) as Record<string, unknown>[];
+    return this.hydrate(row);
   }
 
   findByGuid(guid: string): Promise<Task | null> {
