@@ -15,8 +15,8 @@
 // section gets a fresh database, dropped at the end. `npm run build` first.
 //
 //   BENCH_PIPELINE_CREATES=2000 BENCH_PIPELINE_CLIENTS=16 BENCH_PIPELINE_TASKS=200
-//   BENCH_PIPELINE_TASK_CLIENTS=16 BENCH_PIPELINE_MAX_CONCURRENT=32 BENCH_PIPELINE_WAIT_SECONDS=300
-import { fork } from 'node:child_process';
+//   BENCH_PIPELINE_TASK_RATE=10 BENCH_PIPELINE_MAX_CONCURRENT=32 BENCH_PIPELINE_WAIT_SECONDS=300
+import { fork, spawn } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -30,7 +30,8 @@ const env = (name, fallback) => Number(process.env[name] ?? fallback);
 const creates = env('BENCH_PIPELINE_CREATES', 2000);
 const clients = env('BENCH_PIPELINE_CLIENTS', 16);
 const taskCount = env('BENCH_PIPELINE_TASKS', 200);
-const taskClients = env('BENCH_PIPELINE_TASK_CLIENTS', 16);
+/** Section C sends its POSTs at this steady rate (open loop), so latency is not agents queueing for two cores. */
+const taskRate = env('BENCH_PIPELINE_TASK_RATE', 10);
 const maxConcurrent = env('BENCH_PIPELINE_MAX_CONCURRENT', 32);
 const waitSeconds = env('BENCH_PIPELINE_WAIT_SECONDS', 300);
 const warmup = Math.min(100, Math.ceil(creates / 20));
@@ -106,6 +107,57 @@ async function load(http_, { url, headers, count, width, body, onAnswer }) {
   );
   const seconds = (performance.now() - started) / 1000;
   return { seconds, rate: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
+}
+
+/** POSTs sent at `rate` per second on a fixed schedule, whatever the answers take (open loop). */
+async function paced(http_, { url, headers, count, rate, body, onAnswer }) {
+  const latencies = [];
+  const statuses = new Map();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: count }, async (_, index) => {
+    await sleep(Math.max(0, started + (index * 1000) / rate - performance.now()));
+    const sentAt = Date.now();
+    const t0 = performance.now();
+    const answer = await http_.request(url, { method: 'POST', headers, body: body(index) }).catch((error) => ({ status: 'error', text: error.message }));
+    latencies.push(performance.now() - t0);
+    statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+    onAnswer?.(index, answer, sentAt);
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  return { seconds, rate: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
+}
+
+/**
+ * The floor under section C: the same agent spawned bare, at the same pace, checking in at
+ * a server that answers at once. Spawn to check-in answered, p50 and p99.
+ */
+async function bareSpawnFloor(count) {
+  const checkins = new Map();
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.url === '/agent/checkin') checkins.set(JSON.parse(Buffer.concat(chunks).toString('utf8')).task_id, Date.now());
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+  });
+  const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+  const agent = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bench-agent.mjs');
+  const spawnedAt = new Map();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: count }, async (_, index) => {
+    await sleep(Math.max(0, started + (index * 1000) / taskRate - performance.now()));
+    const taskId = `bare-${index}`;
+    spawnedAt.set(taskId, Date.now());
+    const child = spawn(process.execPath, [agent], {
+      env: { PATH: process.env.PATH, TASK_ID: taskId, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k' },
+      stdio: 'ignore',
+    });
+    await new Promise((resolve) => child.once('exit', resolve));
+  }));
+  await new Promise((resolve) => server.close(resolve));
+  const waits = [...spawnedAt].filter(([id]) => checkins.has(id)).map(([id, at]) => checkins.get(id) - at);
+  return { p50: percentile(waits, 50), p99: percentile(waits, 99), n: waits.length };
 }
 
 const peaks = {};
@@ -300,8 +352,8 @@ async function benchCheckins(db, work) {
     const failures = [];
     const answered = new Map();
     const started = Date.now();
-    const created = await load(http_, {
-      url: `${controller}/api/v1/tasks/`, headers, count: taskCount, width: taskClients,
+    const created = await paced(http_, {
+      url: `${controller}/api/v1/tasks/`, headers, count: taskCount, rate: taskRate,
       body: (i) => taskBody(i, { env: { BENCH_REPORT_URL: report.url } }),
       onAnswer: (index, answer, sent) => {
         if (answer.status !== 201) return failures.push(`#${index}: ${answer.status} ${answer.text.slice(0, 200)}`);
@@ -341,10 +393,12 @@ async function benchCheckins(db, work) {
     const completed = byStatus.get('completed') ?? 0;
     const notFinal = [...byStatus].filter(([status]) => !FINAL.includes(status));
     console.log(`C. POST to agent check-in: ROLE=all, LOCAL_ENGINE=process, MAX_CONCURRENT_TASKS=${maxConcurrent}; ${taskCount} tasks of image ${AGENT_IMAGE} -> scripts/bench-agent.mjs`);
-    console.log(`   (a node process per task: check in, report the time, check back completed, exit); created ${taskClients} at a time, each client sending its next POST when the last is answered`);
+    console.log(`   (a node process per task: check in, report the time, check back completed, exit); POSTs sent at a steady ${taskRate}/s`);
     console.log(`   creations: ${created.rate.toFixed(1)}/s, p50 ${ms(created.p50)}, p99 ${ms(created.p99)}; answers: ${tally(created.statuses)}; task status in the 201s: ${tally(answered) || 'none'}`);
     for (const failure of failures.slice(0, 5)) console.log(`   failed POST ${failure}`);
-    console.log(`   POST -> check-in answered: p50 ${ms(percentile(toCheckin, 50))}, p99 ${ms(percentile(toCheckin, 99))} (${toCheckin.length}/${sentAt.size} agents reported)`);
+    console.log(`   POST -> check-in answered: p50 ${ms(percentile(toCheckin, 50))}, p99 ${ms(percentile(toCheckin, 99))} (${toCheckin.length}/${sentAt.size} agents reported)  (target: p50 < 150 ms, p99 < 500 ms)`);
+    const floor = await bareSpawnFloor(Math.min(taskCount, 50));
+    console.log(`   floor, same run: the same agent spawned bare at ${taskRate}/s, checking in at a server that answers at once: spawn -> check-in p50 ${ms(floor.p50)}, p99 ${ms(floor.p99)} (${floor.n} runs)`);
     const lastClosed = Math.max(...[...finals.values()].map((final) => final.closedAt));
     const allFinal = finals.size === sentAt.size ? `all final ${((lastClosed - started) / 1000).toFixed(1)} s after the first POST` : `only ${finals.size}/${sentAt.size} final`;
     console.log(`   POST -> closed at controller (its finished_at): p50 ${ms(percentile(toClosed, 50))}, p99 ${ms(percentile(toClosed, 99))}; ${allFinal}`);
