@@ -19,11 +19,15 @@ export type TaskPatch = Partial<Pick<TaskEntity,
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Stores a new task; false when the task id exists already. */
-  async insertIfAbsent(task: Partial<TaskEntity>): Promise<boolean> {
+  /**
+   * Stores a new task and gives it back as stored, in one statement; null when the task id
+   * exists already (the caller reads that row only then).
+   */
+  async insertIfAbsent(task: Partial<TaskEntity>): Promise<TaskEntity | null> {
+    // An empty overwrite list is TypeORM's way to write ON CONFLICT ("task_id") DO NOTHING.
     const result = await this.db.createQueryBuilder().insert().into(TaskEntity).values(task as QueryDeepPartialEntity<TaskEntity>)
-      .orIgnore().returning(['taskId']).execute();
-    return (result.raw as unknown[]).length > 0;
+      .orUpdate([], ['task_id']).returning('*').updateEntity(false).execute();
+    return this.firstTask(result.raw);
   }
 
   findById(taskId: string): Promise<TaskEntity | null> {
@@ -123,6 +127,20 @@ export class TasksRepository {
       .andWhere('status = ANY(:active)', { active: ACTIVE_STATUSES })
       .execute();
     return Boolean(result.affected);
+  }
+
+  /** The first row of a RETURNING answer as an entity, with the same value types a find gives. */
+  private firstTask(raw: unknown): TaskEntity | null {
+    const [row] = raw as Record<string, unknown>[];
+    return row ? this.toTask(row) : null;
+  }
+
+  private toTask(row: Record<string, unknown>): TaskEntity {
+    const task = new TaskEntity();
+    for (const column of this.db.getMetadata(TaskEntity).columns) {
+      (task as unknown as Record<string, unknown>)[column.propertyName] = this.db.driver.prepareHydratedValue(row[column.databaseName], column);
+    }
+    return task;
   }
 
   /** Tasks whose brief is this object, newest first (an agent reading its brief without naming its task). */
