@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { migrateRole } from '../../src/bootstrap';
+import { CallbackOutboxEntity } from '../../src/dispatcher/callbacks/callback-outbox.entity';
 import { DISPATCHER_ENTITIES } from '../../src/dispatcher/entities';
 import { TaskEntity } from '../../src/dispatcher/tasks/task.entity';
 import { TasksRepository } from '../../src/dispatcher/tasks/tasks.repository';
@@ -66,5 +67,25 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     await tasks.insertIfAbsent(task);
     expect(await tasks.insertIfAbsent({ ...task, requestDigest: 'digest-2', agentImage: 'other' })).toBeNull();
     expect(await tasks.findById(task.taskId!)).toMatchObject({ requestDigest: 'digest-1', agentImage: 'agent-examples/echo' });
+  });
+
+  it('moves a task to a live state in one statement and gives back the moved row', async () => {
+    const task = makeTask({ status: 'starting' });
+    await tasks.insertIfAbsent(task);
+    let moved: TaskEntity | null = null;
+    const statements = await log.during(async () => (moved = await tasks.transition(task.taskId!, 'running')));
+    expect(statements).toHaveLength(1);
+    expect(moved).toEqual(await tasks.findById(task.taskId!));
+    expect(moved!.status).toBe('running');
+    expect(await tasks.transition(task.taskId!, 'running')).toBeNull();
+  });
+
+  it('moves a task to a final state with its callback in one transaction', async () => {
+    const task = makeTask({ status: 'running' });
+    await tasks.insertIfAbsent(task);
+    const finished = await tasks.transition(task.taskId!, 'completed', { exitCode: 0, resultKey: 'results/x/r.json' });
+    expect(finished).toMatchObject({ status: 'completed', exitCode: 0, resultKey: 'results/x/r.json', finishedAt: expect.any(Date) });
+    const outbox = await db.getRepository(CallbackOutboxEntity).findOneByOrFail({ taskId: task.taskId! });
+    expect(JSON.parse(outbox.body)).toMatchObject({ status: 'completed', exit_code: 0, result_key: 'results/x/r.json' });
   });
 });

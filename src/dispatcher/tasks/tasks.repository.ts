@@ -55,17 +55,23 @@ export class TasksRepository {
    * transaction. Null when the task was not in such a state (someone else moved it).
    */
   transition(taskId: string, to: TaskStatus, patch: TaskPatch = {}): Promise<TaskEntity | null> {
+    // A move to a live state is one statement; only a final one has an outbox row to write with it.
+    if (!isFinal(to)) return this.move(this.db.manager, taskId, to, patch);
     return this.db.transaction(async (manager) => {
-      const moved = await manager.createQueryBuilder().update(TaskEntity)
-        .set({ ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) } as QueryDeepPartialEntity<TaskEntity>)
-        .where('task_id = :taskId', { taskId })
-        .andWhere('status = ANY(:from)', { from: sourcesOf(to) })
-        .execute();
-      if (!moved.affected) return null;
-      const task = (await manager.findOneBy(TaskEntity, { taskId }))!;
-      if (isFinal(to)) await this.enqueueCallback(manager, task);
+      const task = await this.move(manager, taskId, to, patch);
+      if (task) await this.enqueueCallback(manager, task);
       return task;
     });
+  }
+
+  private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch): Promise<TaskEntity | null> {
+    const moved = await manager.createQueryBuilder().update(TaskEntity)
+      .set({ ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) } as QueryDeepPartialEntity<TaskEntity>)
+      .where('task_id = :taskId', { taskId })
+      .andWhere('status = ANY(:from)', { from: sourcesOf(to) })
+      .returning('*').updateEntity(false)
+      .execute();
+    return this.firstTask(moved.raw);
   }
 
   private async enqueueCallback(manager: EntityManager, task: TaskEntity): Promise<void> {
