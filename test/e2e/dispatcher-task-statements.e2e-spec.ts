@@ -88,4 +88,24 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     const outbox = await db.getRepository(CallbackOutboxEntity).findOneByOrFail({ taskId: task.taskId! });
     expect(JSON.parse(outbox.body)).toMatchObject({ status: 'completed', exit_code: 0, result_key: 'results/x/r.json' });
   });
+
+  it('claims whole rows in arrival order and records the runtime ref in one statement that tells the status', async () => {
+    await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await tasks.insertIfAbsent(makeTask()))!.taskId);
+    const claimed = await tasks.claimPending(2);
+    expect(claimed.map((task) => task.taskId)).toEqual(ids.slice(0, 2));
+    expect(claimed[0]).toEqual(await tasks.findById(ids[0]));
+    expect(claimed[0]).toMatchObject({ status: 'starting', runtimeBackend: 'local', startedAt: expect.any(Date), deadlineAt: expect.any(Date) });
+    expect(await tasks.claimPending(2)).toEqual([]);
+
+    let status: string | null = null;
+    const statements = await log.during(async () => (status = await tasks.setRuntimeRef(ids[0], '4242', 'replica-a')));
+    expect(statements).toHaveLength(1);
+    expect(status).toBe('starting');
+    expect(await tasks.findById(ids[0])).toMatchObject({ runtimeRef: '4242', runtimeOwner: 'replica-a' });
+    await tasks.transition(ids[1], 'cancelled');
+    expect(await tasks.setRuntimeRef(ids[1], '4343', 'replica-a')).toBe('cancelled');
+    expect(await tasks.setRuntimeRef(randomUUID(), '1', 'replica-a')).toBeNull();
+  });
 });

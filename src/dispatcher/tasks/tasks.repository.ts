@@ -87,26 +87,31 @@ export class TasksRepository {
    */
   claimPending(capacity: number): Promise<TaskEntity[]> {
     return this.db.transaction(async (manager) => {
+      // Taken before the statement below, so its snapshot sees every claim committed before.
       await manager.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
-      const [{ active }] = await manager.query(`SELECT count(*)::int AS active FROM ${TASKS} WHERE status = ANY($1)`, [ACTIVE_STATUSES]);
-      const free = capacity - Number(active);
-      if (free <= 0) return [];
-      const claimed: { task_id: string }[] = await manager.query(
-        `WITH claimed AS (
+      const claimed: Record<string, unknown>[] = await manager.query(
+        `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
+         claimed AS (
            UPDATE ${TASKS} t SET status = 'starting', started_at = statement_timestamp(),
              deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
-           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq FOR UPDATE SKIP LOCKED LIMIT $1)
-           RETURNING t.task_id)
-         SELECT task_id FROM claimed`,
-        [free],
+           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq
+                               FOR UPDATE SKIP LOCKED LIMIT (SELECT slots FROM free))
+           RETURNING t.*)
+         SELECT * FROM claimed ORDER BY created_at, seq`,
+        [capacity, ACTIVE_STATUSES],
       );
-      if (claimed.length === 0) return [];
-      return manager.find(TaskEntity, { where: { taskId: In(claimed.map((row) => row.task_id)) }, order: { createdAt: 'ASC', seq: 'ASC' } });
+      return claimed.map((row) => this.toTask(row));
     });
   }
 
-  async setRuntimeRef(taskId: string, ref: string, owner: string): Promise<void> {
-    await this.db.getRepository(TaskEntity).update({ taskId }, { runtimeRef: ref, runtimeOwner: owner });
+  /** Records where the agent runs; the task's status then, or null when the task is gone. */
+  async setRuntimeRef(taskId: string, ref: string, owner: string): Promise<TaskStatus | null> {
+    const result = await this.db.createQueryBuilder().update(TaskEntity)
+      .set({ runtimeRef: ref, runtimeOwner: owner })
+      .where('task_id = :taskId', { taskId })
+      .returning(['status']).updateEntity(false)
+      .execute();
+    return (result.raw as { status: TaskStatus }[])[0]?.status ?? null;
   }
 
   /** Tasks handed to a runtime and not final yet, for watching and recovery. */
