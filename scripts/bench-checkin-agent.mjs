@@ -1,7 +1,7 @@
-// The smallest agent the dispatcher can run: check in, report when the check-in was
-// answered (BENCH_REPORT_URL, when set), check back completed, exit. Plain fetch and no
-// imports, so the process start is as small as Node allows; bench-dispatcher-start.mjs
-// maps an image to it and also spawns it bare as the baseline.
+// The smallest agent the dispatcher can run: check in, report when the process began and
+// when the check-in was answered (BENCH_REPORT_URL, when set), check back completed, exit.
+// Plain fetch and no imports, so the process start is as small as Node allows;
+// bench-dispatcher-start.mjs maps an image to it and also spawns it bare as the baseline.
 const { TASK_ID, DISPATCHER_URL, AGENT_KEY, BENCH_REPORT_URL } = process.env;
 const headers = { 'content-type': 'application/json', 'x-agent-key': AGENT_KEY };
 const now = () => performance.timeOrigin + performance.now();
@@ -14,5 +14,6 @@ async function post(url, body) {
 
 await post(`${DISPATCHER_URL}/agent/checkin`, { task_id: TASK_ID });
 const checkedIn = now();
-if (BENCH_REPORT_URL) await post(BENCH_REPORT_URL, { task_id: TASK_ID, t: checkedIn });
+// timeOrigin is when this process began: the report splits the wait into before and after it.
+if (BENCH_REPORT_URL) await post(BENCH_REPORT_URL, { task_id: TASK_ID, t: checkedIn, origin: performance.timeOrigin });
 await post(`${DISPATCHER_URL}/agent/checkback`, { task_id: TASK_ID, status: 'completed' });

@@ -3,16 +3,19 @@
 // to its answer, to the agent's check-in being answered, and to the task's callback, for
 // the smallest agent there is (scripts/bench-checkin-agent.mjs). The baseline spawns that
 // same agent bare with child_process, against a stub that answers at once, so the figures
-// read as the dispatcher's overhead beyond a bare spawn.
+// read as the dispatcher's overhead beyond a bare spawn. "agent start" is when the agent's
+// Node process began (its performance.timeOrigin), which splits the wait into the
+// dispatcher's part and the agent's own boot. GET /livez gives the HTTP floor, and the
+// dispatcher's CPU time per task its cost whatever else loads the machine.
 //  1. steady: BENCH_LANES clients, each posting a task and waiting for its callback;
 //  2. burst: BENCH_TASKS tasks posted at once, MAX_CONCURRENT_TASKS at a time.
 //
 //   BENCH_TASKS=200 BENCH_LANES=4 BENCH_MAX_CONCURRENT=10
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { bootServer, database, freePort, percentile, root, secret } from './bench-lib.mjs';
 
@@ -21,6 +24,8 @@ const lanes = Number(process.env.BENCH_LANES ?? 4);
 const maxConcurrent = Number(process.env.BENCH_MAX_CONCURRENT ?? 10);
 const AGENT = path.join('scripts', 'bench-checkin-agent.mjs');
 const now = () => performance.timeOrigin + performance.now();
+/** Clock ticks per second of /proc/<pid>/stat (fixed at 100 on Linux). */
+const USER_HZ = 100;
 
 /**
  * What the agents and the dispatcher call back: the agents' reports of their check-in, the
@@ -42,7 +47,7 @@ async function startReceiver() {
       const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
       const url = request.url ?? '';
       if (url === '/agent/checkin') event(body.task_id).firstRequest = arrived;
-      if (url === '/report') event(body.task_id).checkedIn = body.t;
+      if (url === '/report') Object.assign(event(body.task_id), { checkedIn: body.t, processStarted: body.origin });
       const finished = url === '/agent/checkback' ? body.task_id : /^\/callback\/([0-9a-f-]{36})$/.exec(url)?.[1];
       if (finished) {
         event(finished).callback = arrived;
@@ -72,6 +77,12 @@ async function inLanes(count, width, work) {
   }));
 }
 
+/** CPU time (user + system) a process has used itself, in ms: its share of the machine, whatever the load. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+}
+
 const figures = (values) => `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`;
 
 /** The agent spawned directly: spawn to its first request, and to its check-in answered. */
@@ -90,6 +101,7 @@ async function bareSpawn(receiver) {
   });
   const since = (key) => [...started].map(([taskId, t0]) => receiver.events.get(taskId)[key] - t0);
   console.log(`baseline, bare child_process.spawn of the same agent (${taskCount}, ${lanes} at a time):`);
+  console.log(`  spawn to process start   ${figures(since('processStarted'))}`);
   console.log(`  spawn to first request   ${figures(since('firstRequest'))}`);
   console.log(`  spawn to check-in answer ${figures(since('checkedIn'))}`);
 }
@@ -115,31 +127,45 @@ async function createTask(dispatcher, apiKey, receiver) {
   return { taskId, t0, answered: now() - t0 };
 }
 
-function report(title, tasks, receiver, seconds) {
+function report(title, tasks, receiver, seconds, cpu) {
   const since = (key) => tasks.map((task) => receiver.events.get(task.taskId)[key] - task.t0);
   console.log(title);
   console.log(`  POST answer          ${figures(tasks.map((task) => task.answered))}`);
+  console.log(`  POST to agent start  ${figures(since('processStarted'))}`);
   console.log(`  POST to check-in     ${figures(since('checkedIn'))}`);
   console.log(`  POST to callback     ${figures(since('callback'))}`);
-  console.log(`  ${tasks.length} tasks in ${seconds.toFixed(1)} s (${(tasks.length / seconds).toFixed(1)} tasks/s)`);
+  console.log(`  ${tasks.length} tasks in ${seconds.toFixed(1)} s (${(tasks.length / seconds).toFixed(1)} tasks/s); dispatcher CPU ${(cpu / tasks.length).toFixed(1)} ms/task`);
 }
 
-async function steady(dispatcher, apiKey, receiver) {
+/** The same client's plainest request to the same server: what any answer costs here, for scale. */
+async function httpFloor(dispatcher) {
+  const latencies = [];
+  await inLanes(taskCount, lanes, async () => {
+    const t0 = now();
+    await (await fetch(`${dispatcher}/livez`)).arrayBuffer();
+    latencies.push(now() - t0);
+  });
+  console.log(`  GET /livez (HTTP floor, ${lanes} at a time) ${figures(latencies)}`);
+}
+
+async function steady(dispatcher, apiKey, receiver, pid) {
   const tasks = [];
   const started = now();
+  const cpu = cpuMs(pid);
   await inLanes(taskCount, lanes, async () => {
     const task = await createTask(dispatcher, apiKey, receiver);
     tasks.push(task);
     await receiver.done(task.taskId);
   });
-  report(`dispatcher, steady: ${lanes} clients each posting a task and awaiting its callback`, tasks, receiver, (now() - started) / 1000);
+  report(`dispatcher, steady: ${lanes} clients each posting a task and awaiting its callback`, tasks, receiver, (now() - started) / 1000, cpuMs(pid) - cpu);
 }
 
-async function burst(dispatcher, apiKey, receiver) {
+async function burst(dispatcher, apiKey, receiver, pid) {
   const started = now();
+  const cpu = cpuMs(pid);
   const tasks = await Promise.all(Array.from({ length: taskCount }, () => createTask(dispatcher, apiKey, receiver)));
   await Promise.all(tasks.map((task) => receiver.done(task.taskId)));
-  report(`dispatcher, burst: ${taskCount} tasks posted at once, MAX_CONCURRENT_TASKS=${maxConcurrent}`, tasks, receiver, (now() - started) / 1000);
+  report(`dispatcher, burst: ${taskCount} tasks posted at once, MAX_CONCURRENT_TASKS=${maxConcurrent}`, tasks, receiver, (now() - started) / 1000, cpuMs(pid) - cpu);
 }
 
 async function main() {
@@ -151,6 +177,7 @@ async function main() {
   const apiKey = secret();
   let server;
   try {
+    console.log(`load average at start: ${loadavg().map((load) => load.toFixed(2)).join(', ')}`);
     await bareSpawn(receiver);
     server = await bootServer(
       {
@@ -162,8 +189,9 @@ async function main() {
       `${dispatcher}/health`,
     );
     console.log(`database: ${db.url ? 'PostgreSQL' : 'embedded PGlite'}; LOCAL_ENGINE=process`);
-    await steady(dispatcher, apiKey, receiver);
-    await burst(dispatcher, apiKey, receiver);
+    await httpFloor(dispatcher);
+    await steady(dispatcher, apiKey, receiver, server.child.pid);
+    await burst(dispatcher, apiKey, receiver, server.child.pid);
   } finally {
     await server?.stop();
     await db.drop();
