@@ -7,10 +7,11 @@
 // Node process began (its performance.timeOrigin), which splits the wait into the
 // dispatcher's part and the agent's own boot. GET /livez gives the HTTP floor, and the
 // dispatcher's CPU time per task its cost whatever else loads the machine.
-//  1. steady: BENCH_LANES clients, each posting a task and waiting for its callback;
+//  1. steady: BENCH_LANES clients (default one, so agents do not compete for the CPU with
+//     each other), each posting a task and waiting for its callback;
 //  2. burst: BENCH_TASKS tasks posted at once, MAX_CONCURRENT_TASKS at a time.
 //
-//   BENCH_TASKS=200 BENCH_LANES=4 BENCH_MAX_CONCURRENT=10
+//   BENCH_TASKS=200 BENCH_LANES=1 BENCH_MAX_CONCURRENT=10
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,7 +21,7 @@ import * as path from 'node:path';
 import { bootServer, database, freePort, percentile, root, secret } from './bench-lib.mjs';
 
 const taskCount = Number(process.env.BENCH_TASKS ?? 200);
-const lanes = Number(process.env.BENCH_LANES ?? 4);
+const lanes = Number(process.env.BENCH_LANES ?? 1);
 const maxConcurrent = Number(process.env.BENCH_MAX_CONCURRENT ?? 10);
 const AGENT = path.join('scripts', 'bench-checkin-agent.mjs');
 const now = () => performance.timeOrigin + performance.now();
