@@ -66,6 +66,7 @@ describe('agent protocol', () => {
     const unknown = makeTaskRequest().task_id;
     expect((await agentApi(system, agentKeyOf(system, unknown)).checkin({ task_id: unknown })).status).toBe(404);
     expect((await agentApi(system, system.agentKey).checkin({ task_id: unknown })).status).toBe(404);
+    expect((await agentApi(system, agentKeyOf(system, unknown)).checkback({ task_id: unknown, status: 'completed' })).status).toBe(404);
     const { taskId } = await startedTask(system);
     expect((await agentApi(system, system.agentKey).checkin({ task_id: taskId })).status).toBe(200);
   });

@@ -55,6 +55,21 @@ describe('durable callback delivery', () => {
     }
   });
 
+  it('delivers a callback while the controller still sits on another one', async () => {
+    const slow = await startCallbackReceiver([{ status: 200, headers: {}, delayMs: 6000 }]);
+    const quick = await startCallbackReceiver();
+    try {
+      const held = await runFailTask(system, slow.callbackUrl);
+      await waitFor(async () => slow.callbacks().length === 1, 10_000, 'the held callback to arrive');
+      const other = await runFailTask(system, quick.callbackUrl);
+      expect(await callbackStateOf(system, other.task_id, 'delivered')).toMatchObject({ attempts: 1 });
+      expect((await taskApi(system).get(held.task_id)).body.data.callback).toMatchObject({ state: 'pending', attempts: 1 });
+      expect(await callbackStateOf(system, held.task_id, 'delivered')).toEqual({ state: 'delivered', attempts: 1, last_error: null });
+    } finally {
+      await Promise.all([slow.close(), quick.close()]);
+    }
+  });
+
   it('delivers after a restart a callback whose receiver was down before it', async () => {
     const port = await freePort();
     const url = (taskId: string) => `http://127.0.0.1:${port}/api/v1/tasks/${taskId}/callback/`;

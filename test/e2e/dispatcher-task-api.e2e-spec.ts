@@ -29,9 +29,17 @@ describe('dispatcher task API', () => {
     expect(Object.keys(answer.body.data)).toEqual(expect.arrayContaining([
       'created_at', 'started_at', 'finished_at', 'exit_code', 'result_key', 'result_metadata', 'error_message', 'progress', 'runtime', 'callback',
     ]));
+    expect(answer.body.data).toMatchObject({
+      started_at: null, finished_at: null, exit_code: null, runtime: { backend: null, ref: null },
+      progress: { percentage: null, message: null, data: null, updated_at: null },
+      callback: { state: 'pending', attempts: 0, last_error: null },
+    });
     const fetched = await api.get(request.task_id);
     expect(fetched.body.data.task_id).toBe(request.task_id);
     expect(fetched.text).not.toContain(request.callback_token);
+    // The answer is the stored row, not the request echoed: the same as a read gives.
+    const { status: _status, started_at: _started, runtime: _runtime, ...stored } = fetched.body.data;
+    expect(answer.body.data).toMatchObject(stored);
   });
 
   it('answers the same body again with 200 and a different one with 409', async () => {
@@ -39,7 +47,7 @@ describe('dispatcher task API', () => {
     expect((await api.create(request)).status).toBe(201);
     const again = await api.create({ ...request, env: { ...request.env }, extra_unknown_field: 1 });
     expect(again.status).toBe(200);
-    expect(again.body.data.task_id).toBe(request.task_id);
+    expect(again.body.data).toMatchObject({ task_id: request.task_id, env: request.env, callback: { state: 'pending', attempts: 0, last_error: null } });
     const different = await api.create({ ...request, timeout_seconds: 61 });
     expect(different.status).toBe(409);
     expect(different.body).toMatchObject({ ok: false, error: { code: 'conflict' } });

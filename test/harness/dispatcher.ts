@@ -72,8 +72,8 @@ export interface ReceivedRequest {
   at: number;
 }
 
-/** How the receiver answers one callback: a status, or a status with headers (`Retry-After`). */
-export type ReceiverAnswer = number | { status: number; headers: Record<string, string> };
+/** How the receiver answers one callback: a status, or a status with headers (`Retry-After`), after `delayMs`. */
+export type ReceiverAnswer = number | { status: number; headers: Record<string, string>; delayMs?: number };
 
 /**
  * The controller's side of callbacks, as a plain HTTP server on loopback: it records
@@ -88,9 +88,11 @@ export async function startCallbackReceiver(answers: ReceiverAnswer[] = [], port
     request.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
       const next = (request.url?.includes('/callback') && queue.shift()) || 200;
-      const answer = typeof next === 'number' ? { status: next, headers: {} } : next;
+      const answer = typeof next === 'number' ? { status: next, headers: {}, delayMs: 0 } : next;
       received.push({ path: request.url ?? '', headers: request.headers, raw, body: raw ? JSON.parse(raw) : null, answeredWith: answer.status, at: Date.now() });
-      response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end('{"status":"ok"}');
+      setTimeout(() => {
+        response.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers }).end('{"status":"ok"}');
+      }, answer.delayMs ?? 0);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

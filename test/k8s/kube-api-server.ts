@@ -23,6 +23,12 @@ interface Fault {
   apply: (res: http.ServerResponse, req: http.IncomingMessage) => void;
 }
 
+interface Delay {
+  remaining: number;
+  match: (method: string, path: string) => boolean;
+  ms: number;
+}
+
 const KINDS: Record<Resource, { kind: string; apiVersion: string; group: string }> = {
   jobs: { kind: 'Job', apiVersion: 'batch/v1', group: 'batch' },
   pods: { kind: 'Pod', apiVersion: 'v1', group: '' },
@@ -45,6 +51,7 @@ export class KubeApiServer {
   readonly requests: RecordedRequest[] = [];
   readonly namespaces: Set<string>;
   private readonly faults: Fault[] = [];
+  private readonly delays: Delay[] = [];
   private readonly watches = new Set<http.ServerResponse>();
   private goneWatches = 0;
   private server!: http.Server;
@@ -102,6 +109,11 @@ export class KubeApiServer {
     this.faults.push({ remaining: count, match, apply: (_res, req) => req.socket.destroy() });
   }
 
+  /** The next `count` matching requests are served as usual, but only after `ms` (a slow API server). */
+  delayNext(count: number, ms: number, match: (method: string, path: string) => boolean = () => true): void {
+    this.delays.push({ remaining: count, match, ms });
+  }
+
   /** Cuts every open watch stream mid-flight. */
   dropWatches(): void {
     for (const res of this.watches) res.destroy();
@@ -124,6 +136,11 @@ export class KubeApiServer {
     const body = await readBody(req);
     if (this.options.token && req.headers.authorization !== `Bearer ${this.options.token}`) {
       return this.status(res, 401, 'Unauthorized', 'Unauthorized');
+    }
+    const delay = this.delays.find((d) => d.remaining > 0 && d.match(method, url.pathname));
+    if (delay) {
+      delay.remaining -= 1;
+      await new Promise((resolve) => setTimeout(resolve, delay.ms));
     }
     const fault = this.faults.find((f) => f.remaining > 0 && f.match(method, url.pathname));
     if (fault) {

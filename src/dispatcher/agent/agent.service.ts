@@ -29,15 +29,17 @@ export class AgentService {
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
   ) {}
 
+  /**
+   * `starting` becomes `running`; a repeated check-in answers the same. The move is tried
+   * first, so a first check-in costs one statement; the task is read only when it did not move.
+   */
   async checkin(key: string, taskId: string): Promise<{ brief_key: string; env: Record<string, string> }> {
-    const task = await this.openTask(key, taskId);
-    if (isFinal(task.status)) throw DomainError.conflict(`Task ${taskId} is already ${task.status}.`, { status: task.status });
-    if (task.status === 'pending') throw DomainError.conflict(`Task ${taskId} has not been started.`, { status: task.status });
-    if (task.status === 'starting') {
-      const moved = await this.tasks.transition(task.taskId, 'running');
-      if (!moved) return this.checkin(key, taskId);
-      this.logger.log({ taskId: task.taskId }, 'Agent checked in');
-    }
+    const id = this.assertOpens(key, taskId);
+    const moved = await this.tasks.transition(id, 'running');
+    if (moved) this.logger.log({ taskId: id }, 'Agent checked in');
+    const task = moved ?? (await this.findTask(id));
+    if (isFinal(task.status)) throw DomainError.conflict(`Task ${id} is already ${task.status}.`, { status: task.status });
+    if (task.status !== 'running') throw DomainError.conflict(`Task ${id} has not been started.`, { status: task.status });
     return { brief_key: task.briefKey, env: task.env };
   }
 
@@ -50,21 +52,22 @@ export class AgentService {
     this.progressForwarder.forward(task, progress);
   }
 
+  /** The final word; like the check-in, the move is tried first and the task read only when it did not move. */
   async checkback(key: string, dto: CheckbackDto): Promise<void> {
-    const task = await this.openTask(key, dto.task_id);
-    const finished = await this.tasks.transition(task.taskId, dto.status, {
+    const id = this.assertOpens(key, dto.task_id);
+    const finished = await this.tasks.transition(id, dto.status, {
       exitCode: dto.status === 'completed' ? 0 : 1,
       resultKey: dto.result_key ?? null,
       resultMetadata: dto.result_metadata ?? {},
       errorMessage: dto.error || (dto.status === 'failed' ? 'The agent reported a failure.' : null),
     });
     if (!finished) {
-      const current = (await this.tasks.findById(task.taskId))!;
+      const current = await this.findTask(id);
       if (current.status === dto.status && (current.resultKey ?? '') === (dto.result_key ?? '')) return;
-      throw DomainError.conflict(`Task ${task.taskId} is ${current.status}; check-back ${dto.status} refused.`, { status: current.status });
+      throw DomainError.conflict(`Task ${id} is ${current.status}; check-back ${dto.status} refused.`, { status: current.status });
     }
-    this.logger.log({ taskId: task.taskId, status: dto.status }, 'Agent checked back');
     this.signals.taskFinished();
+    this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
     setTimeout(() => void this.runtimes.stopAndRemove(finished), EXIT_GRACE_MS).unref();
   }
 
@@ -97,8 +100,17 @@ export class AgentService {
 
   /** Checks the key against the task, then finds it: 401/403 before 404. */
   private async openTask(key: string, taskId: string): Promise<TaskEntity> {
+    return this.findTask(this.assertOpens(key, taskId));
+  }
+
+  /** The task id as stored, once the key is known to open it (401/403 before any 404). */
+  private assertOpens(key: string, taskId: string): string {
     const id = taskId.toLowerCase();
     this.access.assert(key, id);
+    return id;
+  }
+
+  private async findTask(id: string): Promise<TaskEntity> {
     const task = await this.tasks.findById(id);
     if (!task) throw DomainError.notFound(`Task ${id}`);
     return task;

@@ -13,6 +13,8 @@ import { CallbackPoster, PostOutcome } from './callback-poster';
 const OUTBOX = '"dispatcher"."callback_outbox"';
 const POLL_MS = 1000;
 const BATCH = 10;
+/** Attempts under way at once; each takes at most the poster's 10 s time-out. */
+const MAX_IN_FLIGHT = 50;
 /** A claimed row is hidden from other replicas this long; an attempt takes at most 10 s. */
 const LEASE_SECONDS = 120;
 
@@ -29,11 +31,16 @@ interface DueCallback {
 /**
  * Delivers the outbox: claims due rows with FOR UPDATE SKIP LOCKED (so replicas never
  * send one callback at once), POSTs them, and records delivered, a retry time, or failed.
+ * A round only claims and starts the attempts: a controller slow to answer one callback
+ * holds up none of the others (the lease hides a claimed row while its attempt runs).
  */
 @Injectable()
 export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Callbacks');
   private readonly loop = new SerialLoop(() => this.deliverDue(), (error) => this.logger.error({ err: error }, 'Callback delivery round failed'));
+  private readonly inFlight = new Set<Promise<void>>();
+  /** A round found no room for more attempts: the next attempt to end starts a round. */
+  private waitingForRoom = false;
   private timer?: NodeJS.Timeout;
   private subscription?: Subscription;
 
@@ -56,9 +63,15 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
     await this.loop.stop();
+    await Promise.all(this.inFlight);
   }
 
   private async deliverDue(): Promise<void> {
+    const room = Math.min(BATCH, MAX_IN_FLIGHT - this.inFlight.size);
+    if (room <= 0) {
+      this.waitingForRoom = true;
+      return;
+    }
     const due: DueCallback[] = await this.db.query(
       `WITH claimed AS (
          UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1
@@ -66,10 +79,23 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
                         ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED LIMIT $1)
          RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
        SELECT c.*, t.callback_url, t.callback_token_sealed FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
-      [BATCH, LEASE_SECONDS],
+      [room, LEASE_SECONDS],
     );
-    await Promise.all(due.map((callback) => this.attempt(callback)));
-    if (due.length === BATCH) this.loop.kick();
+    for (const callback of due) this.start(callback);
+    if (due.length === room) this.loop.kick();
+  }
+
+  private start(callback: DueCallback): void {
+    const attempt = this.attempt(callback)
+      .catch((error: unknown) => this.logger.error({ taskId: callback.task_id, err: error }, 'Could not record a callback attempt'))
+      .finally(() => {
+        this.inFlight.delete(attempt);
+        if (this.waitingForRoom) {
+          this.waitingForRoom = false;
+          this.loop.kick();
+        }
+      });
+    this.inFlight.add(attempt);
   }
 
   private async attempt(callback: DueCallback): Promise<void> {

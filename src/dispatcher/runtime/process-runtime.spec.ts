@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ProcessRuntime } from './process-runtime';
@@ -40,6 +40,21 @@ describe('the process engine', () => {
     const later = makeRuntime(dataDir).runtime;
     expect(await later.logs(agent.taskId, ref, 1)).toBe('hello agent\n');
     expect(await later.status(agent.taskId, ref)).toMatchObject({ phase: 'gone', message: expect.stringContaining(`process ${ref} is gone`) });
+  });
+
+  it('refuses a start while its log folder cannot be made, and makes it at the next start', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'process-runtime-'));
+    writeFileSync(path.join(dataDir, 'agent-logs'), 'a file where the folder goes');
+    const { runtime } = makeRuntime(dataDir);
+    await expect(runtime.submit(spec('test/hello'))).rejects.toThrow();
+    rmSync(path.join(dataDir, 'agent-logs'));
+    const agent = spec('test/hello');
+    const exited = nextExit(runtime, agent.taskId);
+    const ref = await runtime.submit(agent);
+    await exited;
+    expect(await runtime.logs(agent.taskId, ref)).toBe('hello agent\n');
+    await runtime.remove(agent.taskId, ref);
+    expect(readFileSync(path.join(dataDir, 'agent-logs', `${agent.taskId}.log`), 'utf8')).toBe('hello agent\n');
   });
 
   it('reports a non-zero exit code', async () => {

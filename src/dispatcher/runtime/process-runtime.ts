@@ -44,6 +44,8 @@ export class ProcessRuntime implements RuntimeBackend {
   private readonly logDir: string;
   private readonly agents = new Map<string, ChildAgent>();
   private readonly listeners: AgentStateListener[] = [];
+  /** The log folder is made once, not before every start; a failure is tried again next time. */
+  private logDirReady?: Promise<unknown>;
   private closing = false;
 
   constructor(config: Pick<AppConfig, 'localImageCommands' | 'dataDir'>, private readonly projectRoot = findProjectRoot()) {
@@ -65,7 +67,11 @@ export class ProcessRuntime implements RuntimeBackend {
     const command = this.commandFor(spec.image);
     if (!command) throw new Error(`no command is mapped for image ${spec.image}`);
     const [file, ...args] = command.trim().split(/\s+/);
-    await fs.mkdir(this.logDir, { recursive: true });
+    this.logDirReady ??= fs.mkdir(this.logDir, { recursive: true }).catch((error: unknown) => {
+      this.logDirReady = undefined;
+      throw error;
+    });
+    await this.logDirReady;
     const child = spawn(file === 'node' ? process.execPath : file, args, {
       cwd: this.projectRoot,
       env: { ...inheritedEnv(), ...spec.env },

@@ -23,12 +23,19 @@ const ORPHAN_CLAIM_MS = 60_000;
  * Starts pending tasks within MAX_CONCURRENT_TASKS in arrival order, times them out,
  * and turns what the runtimes report into final states. Every deadline lives in the
  * database, so a restart picks up where the last process stopped.
+ *
+ * Two loops: the start loop (woken by every new or ended task, and by the timer) only
+ * claims and hands the claimed tasks to their backends without waiting for them, so a
+ * new task never waits behind a slow submit or the housekeeping loop (time-outs, the
+ * runtime watch, stray agents), which runs on the timer alone.
  */
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Scheduler');
-  private readonly loop = new SerialLoop(() => this.tick(), (error) => this.logger.error({ err: error }, 'Scheduler round failed'));
-  private readonly submitting = new Set<string>();
+  private readonly starts = new SerialLoop(() => this.startPending(), (error) => this.logger.error({ err: error }, 'Scheduler start round failed'));
+  private readonly housekeeping = new SerialLoop(() => this.tick(), (error) => this.logger.error({ err: error }, 'Scheduler round failed'));
+  /** Submits under way, by task id: the watch leaves these tasks alone, and shutdown waits for them. */
+  private readonly submitting = new Map<string, Promise<void>>();
   private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
   private ticks = 0;
@@ -45,19 +52,23 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       backend.onStateChange((taskId, state) => void this.onAgentState(taskId, state));
     }
     await this.removeStrayAgents(this.runtimes.backends, { unknownToo: true }).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
-    this.subscription = this.signals.schedule.subscribe(() => this.loop.kick());
-    this.timer = setInterval(() => this.loop.kick(), TICK_MS);
-    this.loop.kick();
+    this.subscription = this.signals.schedule.subscribe(() => this.starts.kick());
+    this.timer = setInterval(() => {
+      this.starts.kick();
+      this.housekeeping.kick();
+    }, TICK_MS);
+    this.starts.kick();
+    this.housekeeping.kick();
   }
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
-    await this.loop.stop();
+    await Promise.all([this.starts.stop(), this.housekeeping.stop()]);
+    await Promise.all(this.submitting.values());
   }
 
   private async tick(): Promise<void> {
-    await this.startPending();
     await this.sweepTimeouts();
     const tick = this.ticks++;
     if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive();
@@ -66,27 +77,33 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
+  /**
+   * Claims what capacity allows and hands each task to its backend without awaiting the
+   * submit: the claimed tasks already count against MAX_CONCURRENT_TASKS (they are
+   * `starting`), so the next round may claim again at once, within the limit.
+   */
   private async startPending(): Promise<void> {
     const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks);
-    await Promise.all(claimed.map((task) => this.submit(task)));
+    for (const task of claimed) {
+      const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
+      this.submitting.set(task.taskId, submitted);
+    }
   }
 
   private async submit(task: TaskEntity): Promise<void> {
     const backend = this.runtimes.get(task.runtimeType);
-    this.submitting.add(task.taskId);
     try {
       if (!backend) throw new Error(`runtime backend ${task.runtimeType} is not enabled on this dispatcher`);
       const ref = await backend.submit(agentSpecOf(task, this.config));
-      await this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance);
+      const status = await this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance);
       this.logger.log({ taskId: task.taskId, backend: backend.name, ref }, 'Agent submitted');
       // Cancelled while the runtime was still starting it: nobody else knew the ref to stop.
-      const current = await this.tasks.findById(task.taskId);
-      if (current && isFinal(current.status)) void this.runtimes.stopAndRemove({ ...current, runtimeRef: ref });
+      if (status && isFinal(status)) void this.runtimes.stopAndRemove({ ...task, runtimeRef: ref, runtimeOwner: this.config.dispatcherInstance });
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      await this.finish(task, 'failed', { exitCode: -1, errorMessage: `The agent could not be started: ${reason}` });
-    } finally {
-      this.submitting.delete(task.taskId);
+      await this.finish(task, 'failed', { exitCode: -1, errorMessage: `The agent could not be started: ${reason}` }).catch((failure: unknown) => {
+        this.logger.error({ taskId: task.taskId, err: failure }, 'Could not record a failed start');
+      });
     }
   }
 

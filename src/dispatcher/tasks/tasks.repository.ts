@@ -19,11 +19,15 @@ export type TaskPatch = Partial<Pick<TaskEntity,
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Stores a new task; false when the task id exists already. */
-  async insertIfAbsent(task: Partial<TaskEntity>): Promise<boolean> {
+  /**
+   * Stores a new task and gives it back as stored, in one statement; null when the task id
+   * exists already (the caller reads that row only then).
+   */
+  async insertIfAbsent(task: Partial<TaskEntity>): Promise<TaskEntity | null> {
+    // An empty overwrite list is TypeORM's way to write ON CONFLICT ("task_id") DO NOTHING.
     const result = await this.db.createQueryBuilder().insert().into(TaskEntity).values(task as QueryDeepPartialEntity<TaskEntity>)
-      .orIgnore().returning(['taskId']).execute();
-    return (result.raw as unknown[]).length > 0;
+      .orUpdate([], ['task_id']).returning('*').updateEntity(false).execute();
+    return this.firstTask(result.raw);
   }
 
   findById(taskId: string): Promise<TaskEntity | null> {
@@ -51,17 +55,23 @@ export class TasksRepository {
    * transaction. Null when the task was not in such a state (someone else moved it).
    */
   transition(taskId: string, to: TaskStatus, patch: TaskPatch = {}): Promise<TaskEntity | null> {
+    // A move to a live state is one statement; only a final one has an outbox row to write with it.
+    if (!isFinal(to)) return this.move(this.db.manager, taskId, to, patch);
     return this.db.transaction(async (manager) => {
-      const moved = await manager.createQueryBuilder().update(TaskEntity)
-        .set({ ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) } as QueryDeepPartialEntity<TaskEntity>)
-        .where('task_id = :taskId', { taskId })
-        .andWhere('status = ANY(:from)', { from: sourcesOf(to) })
-        .execute();
-      if (!moved.affected) return null;
-      const task = (await manager.findOneBy(TaskEntity, { taskId }))!;
-      if (isFinal(to)) await this.enqueueCallback(manager, task);
+      const task = await this.move(manager, taskId, to, patch);
+      if (task) await this.enqueueCallback(manager, task);
       return task;
     });
+  }
+
+  private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch): Promise<TaskEntity | null> {
+    const moved = await manager.createQueryBuilder().update(TaskEntity)
+      .set({ ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) } as QueryDeepPartialEntity<TaskEntity>)
+      .where('task_id = :taskId', { taskId })
+      .andWhere('status = ANY(:from)', { from: sourcesOf(to) })
+      .returning('*').updateEntity(false)
+      .execute();
+    return this.firstTask(moved.raw);
   }
 
   private async enqueueCallback(manager: EntityManager, task: TaskEntity): Promise<void> {
@@ -77,26 +87,31 @@ export class TasksRepository {
    */
   claimPending(capacity: number): Promise<TaskEntity[]> {
     return this.db.transaction(async (manager) => {
+      // Taken before the statement below, so its snapshot sees every claim committed before.
       await manager.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
-      const [{ active }] = await manager.query(`SELECT count(*)::int AS active FROM ${TASKS} WHERE status = ANY($1)`, [ACTIVE_STATUSES]);
-      const free = capacity - Number(active);
-      if (free <= 0) return [];
-      const claimed: { task_id: string }[] = await manager.query(
-        `WITH claimed AS (
+      const claimed: Record<string, unknown>[] = await manager.query(
+        `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
+         claimed AS (
            UPDATE ${TASKS} t SET status = 'starting', started_at = statement_timestamp(),
              deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
-           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq FOR UPDATE SKIP LOCKED LIMIT $1)
-           RETURNING t.task_id)
-         SELECT task_id FROM claimed`,
-        [free],
+           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq
+                               FOR UPDATE SKIP LOCKED LIMIT (SELECT slots FROM free))
+           RETURNING t.*)
+         SELECT * FROM claimed ORDER BY created_at, seq`,
+        [capacity, ACTIVE_STATUSES],
       );
-      if (claimed.length === 0) return [];
-      return manager.find(TaskEntity, { where: { taskId: In(claimed.map((row) => row.task_id)) }, order: { createdAt: 'ASC', seq: 'ASC' } });
+      return claimed.map((row) => this.toTask(row));
     });
   }
 
-  async setRuntimeRef(taskId: string, ref: string, owner: string): Promise<void> {
-    await this.db.getRepository(TaskEntity).update({ taskId }, { runtimeRef: ref, runtimeOwner: owner });
+  /** Records where the agent runs; the task's status then, or null when the task is gone. */
+  async setRuntimeRef(taskId: string, ref: string, owner: string): Promise<TaskStatus | null> {
+    const result = await this.db.createQueryBuilder().update(TaskEntity)
+      .set({ runtimeRef: ref, runtimeOwner: owner })
+      .where('task_id = :taskId', { taskId })
+      .returning(['status']).updateEntity(false)
+      .execute();
+    return (result.raw as { status: TaskStatus }[])[0]?.status ?? null;
   }
 
   /** Tasks handed to a runtime and not final yet, for watching and recovery. */
@@ -123,6 +138,20 @@ export class TasksRepository {
       .andWhere('status = ANY(:active)', { active: ACTIVE_STATUSES })
       .execute();
     return Boolean(result.affected);
+  }
+
+  /** The first row of a RETURNING answer as an entity, with the same value types a find gives. */
+  private firstTask(raw: unknown): TaskEntity | null {
+    const [row] = raw as Record<string, unknown>[];
+    return row ? this.toTask(row) : null;
+  }
+
+  private toTask(row: Record<string, unknown>): TaskEntity {
+    const task = new TaskEntity();
+    for (const column of this.db.getMetadata(TaskEntity).columns) {
+      (task as unknown as Record<string, unknown>)[column.propertyName] = this.db.driver.prepareHydratedValue(row[column.databaseName], column);
+    }
+    return task;
   }
 
   /** Tasks whose brief is this object, newest first (an agent reading its brief without naming its task). */

@@ -32,7 +32,11 @@ export class TasksService {
     this.digestKey = deriveKey(config.agentKey, 'request-digest');
   }
 
-  /** 201 with a new task, or the existing one when the same body comes again (created false). */
+  /**
+   * 201 with a new task, or the existing one when the same body comes again (created false).
+   * A new task costs one statement: the insert gives the row back, and a task that was not
+   * there before has no callback yet.
+   */
   async create(dto: CreateTaskDto): Promise<{ created: boolean; task: TaskView }> {
     const request = this.normalise(dto);
     this.validateForRuntime(request);
@@ -52,15 +56,17 @@ export class TasksService {
       requestDigest: digest,
       status: 'pending',
     });
-    const task = (await this.tasks.findById(request.task_id))!;
-    if (!created && task.requestDigest !== digest) {
+    if (created) {
+      this.signals.schedule.next();
+      this.logger.log({ taskId: created.taskId, image: created.agentImage, runtime: created.runtimeType }, 'Task accepted');
+      return { created: true, task: taskView(created) };
+    }
+    // The insert met a committed row, and the dispatcher never deletes a task.
+    const existing = (await this.tasks.findById(request.task_id))!;
+    if (existing.requestDigest !== digest) {
       throw DomainError.conflict(`Task ${request.task_id} exists with a different request.`, { task_id: request.task_id });
     }
-    if (created) {
-      this.logger.log({ taskId: task.taskId, image: task.agentImage, runtime: task.runtimeType }, 'Task accepted');
-      this.signals.schedule.next();
-    }
-    return { created, task: await this.view(task) };
+    return { created: false, task: await this.view(existing) };
   }
 
   async get(taskId: string): Promise<TaskView> {

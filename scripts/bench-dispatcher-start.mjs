@@ -1,0 +1,207 @@
+#!/usr/bin/env node
+// Start latency of the dispatcher role with LOCAL_ENGINE=process: how long from POST /tasks
+// to its answer, to the agent's check-in being answered, and to the task's callback, for
+// the smallest agent there is (scripts/bench-checkin-agent.mjs). The baseline spawns that
+// same agent bare with child_process, against a stub that answers at once, so the figures
+// read as the dispatcher's overhead beyond a bare spawn. "agent start" is when the agent's
+// Node process began (its performance.timeOrigin), which splits the wait into the
+// dispatcher's part and the agent's own boot. GET /livez gives the HTTP floor, and the
+// dispatcher's CPU time per task its cost whatever else loads the machine.
+//  1. steady: BENCH_LANES clients (default one, so agents do not compete for the CPU with
+//     each other), each posting a task and waiting for its callback;
+//  2. burst: BENCH_TASKS tasks posted at once, MAX_CONCURRENT_TASKS at a time.
+//
+//   BENCH_TASKS=200 BENCH_LANES=1 BENCH_MAX_CONCURRENT=10
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { bootServer, database, freePort, percentile, root, secret } from './bench-lib.mjs';
+
+const taskCount = Number(process.env.BENCH_TASKS ?? 200);
+const lanes = Number(process.env.BENCH_LANES ?? 1);
+const maxConcurrent = Number(process.env.BENCH_MAX_CONCURRENT ?? 10);
+const AGENT = path.join('scripts', 'bench-checkin-agent.mjs');
+const now = () => performance.timeOrigin + performance.now();
+/** Clock ticks per second of /proc/<pid>/stat (fixed at 100 on Linux). */
+const USER_HZ = 100;
+
+/**
+ * What the agents and the dispatcher call back: the agents' reports of their check-in, the
+ * callbacks, and (for the bare spawn) a stand-in for the agent API that answers at once.
+ */
+async function startReceiver() {
+  const waiters = new Map();
+  const events = new Map();
+  const event = (taskId) => events.get(taskId) ?? events.set(taskId, {}).get(taskId);
+  const settle = (taskId) => {
+    const waiter = waiters.get(taskId);
+    if (waiter && event(taskId).callback) waiter();
+  };
+  const server = createServer((request, response) => {
+    const arrived = now();
+    const chunks = [];
+    request.on('data', (chunk) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
+      const url = request.url ?? '';
+      if (url === '/agent/checkin') event(body.task_id).firstRequest = arrived;
+      if (url === '/report') Object.assign(event(body.task_id), { checkedIn: body.t, processStarted: body.origin });
+      const finished = url === '/agent/checkback' ? body.task_id : /^\/callback\/([0-9a-f-]{36})$/.exec(url)?.[1];
+      if (finished) {
+        event(finished).callback = arrived;
+        settle(finished);
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"data":{"brief_key":"","env":{}}}');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  return {
+    url,
+    events,
+    done: (taskId) => new Promise((resolve) => {
+      waiters.set(taskId, resolve);
+      settle(taskId);
+    }),
+    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))),
+  };
+}
+
+async function inLanes(count, width, work) {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < count) await work(next++);
+  }));
+}
+
+/** CPU time (user + system) a process has used itself, in ms: its share of the machine, whatever the load. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+}
+
+const figures = (values) => `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`;
+
+/** The agent spawned directly: spawn to its first request, and to its check-in answered. */
+async function bareSpawn(receiver) {
+  const started = new Map();
+  await inLanes(taskCount, lanes, async () => {
+    const taskId = randomUUID();
+    const done = receiver.done(taskId);
+    started.set(taskId, now());
+    const child = spawn(process.execPath, [AGENT], {
+      cwd: root,
+      stdio: 'ignore',
+      env: { PATH: process.env.PATH, TASK_ID: taskId, DISPATCHER_URL: receiver.url, AGENT_KEY: 'bare', BENCH_REPORT_URL: `${receiver.url}/report` },
+    });
+    await Promise.all([done, new Promise((resolve) => child.once('close', resolve))]);
+  });
+  const since = (key) => [...started].map(([taskId, t0]) => receiver.events.get(taskId)[key] - t0);
+  console.log(`baseline, bare child_process.spawn of the same agent (${taskCount}, ${lanes} at a time):`);
+  console.log(`  spawn to process start   ${figures(since('processStarted'))}`);
+  console.log(`  spawn to first request   ${figures(since('firstRequest'))}`);
+  console.log(`  spawn to check-in answer ${figures(since('checkedIn'))}`);
+}
+
+async function createTask(dispatcher, apiKey, receiver) {
+  const taskId = randomUUID();
+  const t0 = now();
+  const answer = await fetch(`${dispatcher}/tasks`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify({
+      task_id: taskId,
+      agent_image: 'bench/checkin',
+      runtime_target: { type: 'local', namespace: '' },
+      env: { BENCH_REPORT_URL: `${receiver.url}/report` },
+      callback_url: `${receiver.url}/callback/${taskId}`,
+      callback_token: secret(),
+      timeout_seconds: 300,
+    }),
+  });
+  const body = await answer.json();
+  if (answer.status !== 201) throw new Error(`POST /tasks answered ${answer.status}: ${JSON.stringify(body)}`);
+  return { taskId, t0, answered: now() - t0 };
+}
+
+function report(title, tasks, receiver, seconds, cpu) {
+  const since = (key) => tasks.map((task) => receiver.events.get(task.taskId)[key] - task.t0);
+  console.log(title);
+  console.log(`  POST answer          ${figures(tasks.map((task) => task.answered))}`);
+  console.log(`  POST to agent start  ${figures(since('processStarted'))}`);
+  console.log(`  POST to check-in     ${figures(since('checkedIn'))}`);
+  console.log(`  POST to callback     ${figures(since('callback'))}`);
+  console.log(`  ${tasks.length} tasks in ${seconds.toFixed(1)} s (${(tasks.length / seconds).toFixed(1)} tasks/s); dispatcher CPU ${(cpu / tasks.length).toFixed(1)} ms/task`);
+}
+
+/** The same client's plainest request to the same server: what any answer costs here, for scale. */
+async function httpFloor(dispatcher) {
+  const latencies = [];
+  await inLanes(taskCount, lanes, async () => {
+    const t0 = now();
+    await (await fetch(`${dispatcher}/livez`)).arrayBuffer();
+    latencies.push(now() - t0);
+  });
+  console.log(`  GET /livez (HTTP floor, ${lanes} at a time) ${figures(latencies)}`);
+}
+
+async function steady(dispatcher, apiKey, receiver, pid) {
+  const tasks = [];
+  const started = now();
+  const cpu = cpuMs(pid);
+  await inLanes(taskCount, lanes, async () => {
+    const task = await createTask(dispatcher, apiKey, receiver);
+    tasks.push(task);
+    await receiver.done(task.taskId);
+  });
+  report(`dispatcher, steady: ${lanes} clients each posting a task and awaiting its callback`, tasks, receiver, (now() - started) / 1000, cpuMs(pid) - cpu);
+}
+
+async function burst(dispatcher, apiKey, receiver, pid) {
+  const started = now();
+  const cpu = cpuMs(pid);
+  const tasks = await Promise.all(Array.from({ length: taskCount }, () => createTask(dispatcher, apiKey, receiver)));
+  await Promise.all(tasks.map((task) => receiver.done(task.taskId)));
+  report(`dispatcher, burst: ${taskCount} tasks posted at once, MAX_CONCURRENT_TASKS=${maxConcurrent}`, tasks, receiver, (now() - started) / 1000, cpuMs(pid) - cpu);
+}
+
+async function main() {
+  const receiver = await startReceiver();
+  const db = await database();
+  const work = mkdtempSync(path.join(tmpdir(), 'bench-dispatcher-'));
+  const port = await freePort();
+  const dispatcher = `http://127.0.0.1:${port}`;
+  const apiKey = secret();
+  let server;
+  try {
+    console.log(`load average at start: ${loadavg().map((load) => load.toFixed(2)).join(', ')}`);
+    await bareSpawn(receiver);
+    server = await bootServer(
+      {
+        ROLE: 'dispatcher', NODE_ENV: 'development', DATA_DIR: path.join(work, 'data'), DATABASE_URL: db.url ?? '',
+        DISPATCHER_PORT: String(port), API_KEY: apiKey, AGENT_KEY: secret(), LOCAL_ENGINE: 'process',
+        LOCAL_IMAGE_COMMANDS: JSON.stringify({ 'bench/checkin': `node ${AGENT}` }),
+        MAX_CONCURRENT_TASKS: String(maxConcurrent),
+      },
+      `${dispatcher}/health`,
+    );
+    console.log(`database: ${db.url ? 'PostgreSQL' : 'embedded PGlite'}; LOCAL_ENGINE=process`);
+    await httpFloor(dispatcher);
+    await steady(dispatcher, apiKey, receiver, server.child.pid);
+    await burst(dispatcher, apiKey, receiver, server.child.pid);
+  } finally {
+    await server?.stop();
+    await db.drop();
+    await receiver.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
+import { migrateRole } from '../../src/bootstrap';
+import { CallbackOutboxEntity } from '../../src/dispatcher/callbacks/callback-outbox.entity';
+import { DISPATCHER_ENTITIES } from '../../src/dispatcher/entities';
+import { TaskEntity } from '../../src/dispatcher/tasks/task.entity';
+import { TasksRepository } from '../../src/dispatcher/tasks/tasks.repository';
+import { loadConfig } from '../../src/shared/config/config';
+import { roleDataSourceOptions } from '../../src/shared/database/data-sources';
+import { testEnv } from '../harness/system';
+
+/** Every SQL statement the data source sends, in order. */
+class StatementLog implements TypeOrmLogger {
+  readonly statements: string[] = [];
+  logQuery(query: string): void {
+    this.statements.push(query);
+  }
+  logQueryError(): void {}
+  logQuerySlow(): void {}
+  logSchemaBuild(): void {}
+  logMigration(): void {}
+  log(): void {}
+  /** The statements `work` sends. */
+  async during(work: () => Promise<unknown>): Promise<string[]> {
+    const from = this.statements.length;
+    await work();
+    return this.statements.slice(from);
+  }
+}
+
+// What the start path costs in statements, and that the rows it gives back are the stored ones.
+describe('the tasks repository on the start path, against PostgreSQL', () => {
+  let db: DataSource;
+  let tasks: TasksRepository;
+  const log = new StatementLog();
+
+  beforeAll(async () => {
+    const config = loadConfig(await testEnv({ role: 'dispatcher' }));
+    await migrateRole('dispatcher', config);
+    const options = roleDataSourceOptions('dispatcher', { url: config.databaseUrl!, poolSize: 2, migrationsRun: false }, { entities: DISPATCHER_ENTITIES, migrations: [] });
+    db = await new DataSource({ ...options, logger: log }).initialize();
+    tasks = new TasksRepository(db);
+  });
+  afterAll(async () => {
+    await db?.destroy();
+  });
+
+  const makeTask = (overrides: Partial<TaskEntity> = {}): Partial<TaskEntity> => ({
+    taskId: randomUUID(), agentImage: 'agent-examples/echo', runtimeType: 'local', runtimeNamespace: '', resources: { cpu: '1', memory: '1Gi' },
+    env: { GREETING: 'hello' }, ports: [{ container_port: 8080, protocol: 'tcp' }], briefKey: '', callbackUrl: 'http://127.0.0.1:9/cb',
+    callbackTokenSealed: 'v1.x', timeoutSeconds: 60, requestDigest: 'digest-1', status: 'pending', ...overrides,
+  });
+
+  it('stores a new task in one statement and gives back the row as a find reads it', async () => {
+    const task = makeTask();
+    let created: TaskEntity | null = null;
+    const statements = await log.during(async () => (created = await tasks.insertIfAbsent(task)));
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/^INSERT INTO .* ON CONFLICT \( "task_id" \) DO NOTHING\s+RETURNING \*/s);
+    expect(created).toEqual(await tasks.findById(task.taskId!));
+    expect(created!.createdAt).toBeInstanceOf(Date);
+    expect(created!).toMatchObject({ status: 'pending', env: { GREETING: 'hello' }, ports: [{ container_port: 8080, protocol: 'tcp' }], exitCode: null });
+  });
+
+  it('gives null for a task id that exists, leaving the stored task as it was', async () => {
+    const task = makeTask();
+    await tasks.insertIfAbsent(task);
+    expect(await tasks.insertIfAbsent({ ...task, requestDigest: 'digest-2', agentImage: 'other' })).toBeNull();
+    expect(await tasks.findById(task.taskId!)).toMatchObject({ requestDigest: 'digest-1', agentImage: 'agent-examples/echo' });
+  });
+
+  it('moves a task to a live state in one statement and gives back the moved row', async () => {
+    const task = makeTask({ status: 'starting' });
+    await tasks.insertIfAbsent(task);
+    let moved: TaskEntity | null = null;
+    const statements = await log.during(async () => (moved = await tasks.transition(task.taskId!, 'running')));
+    expect(statements).toHaveLength(1);
+    expect(moved).toEqual(await tasks.findById(task.taskId!));
+    expect(moved!.status).toBe('running');
+    expect(await tasks.transition(task.taskId!, 'running')).toBeNull();
+  });
+
+  it('moves a task to a final state with its callback in one transaction', async () => {
+    const task = makeTask({ status: 'running' });
+    await tasks.insertIfAbsent(task);
+    const finished = await tasks.transition(task.taskId!, 'completed', { exitCode: 0, resultKey: 'results/x/r.json' });
+    expect(finished).toMatchObject({ status: 'completed', exitCode: 0, resultKey: 'results/x/r.json', finishedAt: expect.any(Date) });
+    const outbox = await db.getRepository(CallbackOutboxEntity).findOneByOrFail({ taskId: task.taskId! });
+    expect(JSON.parse(outbox.body)).toMatchObject({ status: 'completed', exit_code: 0, result_key: 'results/x/r.json' });
+  });
+
+  it('claims whole rows in arrival order and records the runtime ref in one statement that tells the status', async () => {
+    await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await tasks.insertIfAbsent(makeTask()))!.taskId);
+    const claimed = await tasks.claimPending(2);
+    expect(claimed.map((task) => task.taskId)).toEqual(ids.slice(0, 2));
+    expect(claimed[0]).toEqual(await tasks.findById(ids[0]));
+    expect(claimed[0]).toMatchObject({ status: 'starting', runtimeBackend: 'local', startedAt: expect.any(Date), deadlineAt: expect.any(Date) });
+    expect(await tasks.claimPending(2)).toEqual([]);
+
+    let status: string | null = null;
+    const statements = await log.during(async () => (status = await tasks.setRuntimeRef(ids[0], '4242', 'replica-a')));
+    expect(statements).toHaveLength(1);
+    expect(status).toBe('starting');
+    expect(await tasks.findById(ids[0])).toMatchObject({ runtimeRef: '4242', runtimeOwner: 'replica-a' });
+    await tasks.transition(ids[1], 'cancelled');
+    expect(await tasks.setRuntimeRef(ids[1], '4343', 'replica-a')).toBe('cancelled');
+    expect(await tasks.setRuntimeRef(randomUUID(), '1', 'replica-a')).toBeNull();
+  });
+});
