@@ -4,6 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { assertObjectKey } from '../../shared/storage/object-storage';
+import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { deriveKey } from '../auth/agent-keys';
 import { CallbackTokenBox } from './callback-token-box';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
@@ -13,8 +14,6 @@ import { TaskEntity } from './task.entity';
 import { CreateTaskDto, ListTasksQuery } from './tasks.dto';
 import { TasksRepository } from './tasks.repository';
 
-const DEFAULT_RESOURCES = { cpu: '500m', memory: '512Mi' };
-const DEFAULT_TIMEOUT_SECONDS = 3600;
 
 /** The task API's rules: creation (idempotent on task_id), reads, cancel and logs. */
 @Injectable()
@@ -115,13 +114,13 @@ export class TasksService {
       task_id: dto.task_id.toLowerCase(),
       agent_image: dto.agent_image,
       runtime_target: { type: dto.runtime_target.type, namespace: dto.runtime_target.namespace ?? '' },
-      resources: dto.resources ? { cpu: dto.resources.cpu, memory: dto.resources.memory } : DEFAULT_RESOURCES,
+      resources: dto.resources ? { cpu: dto.resources.cpu, memory: dto.resources.memory } : { ...DEFAULT_TASK_RESOURCES },
       env: dto.env ?? {},
       ports: (dto.ports ?? []).map((port) => ({ container_port: port.container_port, protocol: port.protocol ?? 'tcp' })),
       brief_key: dto.brief_key ?? '',
       callback_url: dto.callback_url,
       callback_token: dto.callback_token,
-      timeout_seconds: dto.timeout_seconds ?? DEFAULT_TIMEOUT_SECONDS,
+      timeout_seconds: dto.timeout_seconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
     };
   }
 
