@@ -1,3 +1,4 @@
+import { RUNTIME_TYPE_NAME } from '../../src/shared/task-protocol/task-request';
 import { http } from '../harness/http';
 import { startTestSystem, TestSystem } from '../harness/system';
 
@@ -95,7 +96,8 @@ describe('OpenAPI documents, as a client generator reads them', () => {
     expect(template.required).toEqual(expect.arrayContaining(['agent_image', 'runtime_target']));
     expect(Object.keys(template.properties ?? {})).toContain('brief');
     const target = resolve(document, template.properties?.runtime_target as Schema);
-    expect(target.properties?.type.enum).toEqual(['local', 'kubernetes']);
+    // Any runtime type a dispatcher offers: a name, not a list the controller keeps.
+    expect(target.properties?.type).toMatchObject({ type: 'string', pattern: RUNTIME_TYPE_NAME.source });
   });
 
   it('controller PUT /api/v1/workflows/{id} takes the body without the id', () => {

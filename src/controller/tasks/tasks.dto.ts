@@ -25,7 +25,7 @@ import { TASK_STATUSES, TaskStatus } from './tasks.entity';
 export const SKILL_REFERENCE = /^[a-z0-9][a-z0-9-]*(@[1-9]\d*)?$/;
 
 export class RuntimeTargetDto {
-  @ApiProperty({ description: 'A runtime type some dispatcher offers (its `backends`): local, kubernetes, ...', example: 'local' })
+  @ApiProperty({ description: 'A runtime type some dispatcher offers (its `backends`): local, kubernetes, ...', example: 'local', pattern: RUNTIME_TYPE_NAME.source })
   @IsString()
   @Matches(RUNTIME_TYPE_NAME, { message: 'type must be a runtime type name (a-z, 0-9 and -, such as local or kubernetes)' })
   type: string;

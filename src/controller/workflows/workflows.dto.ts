@@ -56,7 +56,7 @@ export class TriggerDto {
 }
 
 export class WorkflowRuntimeTargetDto {
-  @ApiProperty({ description: 'A runtime type some dispatcher offers (its `backends`): local, kubernetes, ...', example: 'local' })
+  @ApiProperty({ description: 'A runtime type some dispatcher offers (its `backends`): local, kubernetes, ...', example: 'local', pattern: RUNTIME_TYPE_NAME.source })
   @IsString()
   @Matches(RUNTIME_TYPE_NAME, { message: 'type must be a runtime type name (a-z, 0-9 and -, such as local or kubernetes)' })
   type: string;
