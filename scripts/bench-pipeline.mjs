@@ -7,7 +7,7 @@
 //     child process) that parses the JSON body, checks the token in constant time and
 //     INSERTs one row per request; A's figures are printed as a % of it;
 //  C. POST to agent check-in: the all-in-one server runs each task's minimal agent
-//     (scripts/bench-agent.mjs) as a local process; the time from each POST to the agent's
+//     (scripts/bench-agent.sh, or .mjs with BENCH_PIPELINE_AGENT=node) as a local process; the time from each POST to the agent's
 //     check-in being answered, and to the task being closed at the controller, and whether
 //     every task ended `completed`;
 //  D. the servers' peak RSS.
@@ -32,6 +32,9 @@ const clients = env('BENCH_PIPELINE_CLIENTS', 16);
 const taskCount = env('BENCH_PIPELINE_TASKS', 200);
 /** Section C sends its POSTs at this steady rate (open loop), so latency is not agents queueing for two cores. */
 const taskRate = env('BENCH_PIPELINE_TASK_RATE', 10);
+/** `sh` (default): scripts/bench-agent.sh, a shell and curl; `node`: scripts/bench-agent.mjs, a Node process per task. */
+const agentKind = process.env.BENCH_PIPELINE_AGENT ?? 'sh';
+const AGENT_COMMAND = agentKind === 'node' ? ['node', 'scripts/bench-agent.mjs'] : ['sh', 'scripts/bench-agent.sh'];
 const maxConcurrent = env('BENCH_PIPELINE_MAX_CONCURRENT', 32);
 const waitSeconds = env('BENCH_PIPELINE_WAIT_SECONDS', 300);
 const warmup = Math.min(100, Math.ceil(creates / 20));
@@ -142,14 +145,15 @@ async function bareSpawnFloor(count) {
     });
   });
   const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
-  const agent = path.join(path.dirname(fileURLToPath(import.meta.url)), 'bench-agent.mjs');
+  const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
   const spawnedAt = new Map();
   const started = performance.now();
   await Promise.all(Array.from({ length: count }, async (_, index) => {
     await sleep(Math.max(0, started + (index * 1000) / taskRate - performance.now()));
     const taskId = `bare-${index}`;
     spawnedAt.set(taskId, Date.now());
-    const child = spawn(process.execPath, [agent], {
+    const child = spawn(AGENT_COMMAND[0], AGENT_COMMAND.slice(1), {
+      cwd: root,
       env: { PATH: process.env.PATH, TASK_ID: taskId, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k' },
       stdio: 'ignore',
     });
@@ -331,7 +335,7 @@ async function benchCheckins(db, work) {
         ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'all'), DATABASE_URL: db.url,
         CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
         LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
-        LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: 'node scripts/bench-agent.mjs' }),
+        LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: AGENT_COMMAND.join(' ') }),
       },
       `${controller}/health/`,
     );
@@ -392,8 +396,8 @@ async function benchCheckins(db, work) {
     const toClosed = [...finals].map(([guid, final]) => final.closedAt - sentAt.get(guid));
     const completed = byStatus.get('completed') ?? 0;
     const notFinal = [...byStatus].filter(([status]) => !FINAL.includes(status));
-    console.log(`C. POST to agent check-in: ROLE=all, LOCAL_ENGINE=process, MAX_CONCURRENT_TASKS=${maxConcurrent}; ${taskCount} tasks of image ${AGENT_IMAGE} -> scripts/bench-agent.mjs`);
-    console.log(`   (a node process per task: check in, report the time, check back completed, exit); POSTs sent at a steady ${taskRate}/s`);
+    console.log(`C. POST to agent check-in: ROLE=all, LOCAL_ENGINE=process, MAX_CONCURRENT_TASKS=${maxConcurrent}; ${taskCount} tasks of image ${AGENT_IMAGE} -> ${AGENT_COMMAND.join(' ')}`);
+    console.log(`   (a process per task: check in, report the time, check back completed, exit); POSTs sent at a steady ${taskRate}/s`);
     console.log(`   creations: ${created.rate.toFixed(1)}/s, p50 ${ms(created.p50)}, p99 ${ms(created.p99)}; answers: ${tally(created.statuses)}; task status in the 201s: ${tally(answered) || 'none'}`);
     for (const failure of failures.slice(0, 5)) console.log(`   failed POST ${failure}`);
     console.log(`   POST -> check-in answered: p50 ${ms(percentile(toCheckin, 50))}, p99 ${ms(percentile(toCheckin, 99))} (${toCheckin.length}/${sentAt.size} agents reported)  (target: p50 < 150 ms, p99 < 500 ms)`);
