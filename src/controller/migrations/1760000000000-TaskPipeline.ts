@@ -3,8 +3,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The task pipeline: a task is stored with its inline brief (written to object storage by
  * the dispatch loop, then cleared), pending tasks are claimed oldest first from a partial
- * index, every insert wakes the dispatch loops of all controller replicas, and a
- * dispatcher's open tasks are counted from an index rather than kept in a counter.
+ * index, and a dispatcher's open tasks are counted from an index rather than kept in a
+ * counter.
  */
 export class TaskPipeline1760000000000 implements MigrationInterface {
   name = 'TaskPipeline1760000000000';
@@ -17,20 +17,9 @@ export class TaskPipeline1760000000000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX "tasks_open_dispatcher_idx" ON "controller"."tasks" ("dispatcher_guid") WHERE "status" IN ('dispatched', 'running')`,
     );
-    await queryRunner.query(`
-      CREATE FUNCTION "controller"."notify_tasks_pending"() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM pg_notify('controller_tasks_pending', '');
-        RETURN NULL;
-      END $$`);
-    await queryRunner.query(`
-      CREATE TRIGGER "tasks_pending_notify" AFTER INSERT ON "controller"."tasks"
-      FOR EACH STATEMENT EXECUTE FUNCTION "controller"."notify_tasks_pending"()`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
-    await queryRunner.query(`DROP TRIGGER "tasks_pending_notify" ON "controller"."tasks"`);
-    await queryRunner.query(`DROP FUNCTION "controller"."notify_tasks_pending"()`);
     await queryRunner.query(`DROP INDEX "controller"."tasks_open_dispatcher_idx"`);
     await queryRunner.query(`DROP INDEX "controller"."tasks_pending_arrival_idx"`);
     await queryRunner.query(`ALTER TABLE "controller"."tasks" DROP COLUMN "brief_pending"`);

@@ -1,19 +1,25 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Client } from 'pg';
 import { Subject } from 'rxjs';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 
-/** The channel the `tasks_pending_notify` trigger notifies on every insert into tasks. */
+/** The channel replicas tell each other on that tasks were stored. */
 export const TASKS_PENDING_CHANNEL = 'controller_tasks_pending';
 const RECONNECT_MS = [500, 1000, 2000, 5000];
+/** Other replicas hear of stored tasks at most this often from one process. */
+const NOTIFY_EVERY_MS = 50;
 
 /**
  * Wakes the dispatch loop when tasks are stored: at once in this process, and through
- * PostgreSQL LISTEN/NOTIFY when another replica stored them. The listener is one plain `pg`
- * connection of its own (a pooled one cannot hold LISTEN); when it drops it reconnects
- * with backoff, and the loop's timer covers the gap. The embedded database runs in this
- * process only, so there the in-process signal is all there is.
+ * PostgreSQL LISTEN/NOTIFY when another replica stored them. The NOTIFY is sent after the
+ * insert has committed, at most every NOTIFY_EVERY_MS, not inside the insert: a notifying
+ * transaction holds a database-wide lock through its commit, which would queue every task
+ * creation behind the one before it. The listener is one plain `pg` connection of its own
+ * (a pooled one cannot hold LISTEN); when it drops it reconnects with backoff, and the
+ * loop's timer covers the gap. The embedded database runs in this process only, so there
+ * the in-process signal is all there is.
  */
 @Injectable()
 export class TaskWakeups implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -22,12 +28,29 @@ export class TaskWakeups implements OnApplicationBootstrap, OnApplicationShutdow
   private client?: Client;
   private stopped = false;
   private attempt = 0;
+  private notifyTimer?: NodeJS.Timeout;
+  /** Our own notifications come back to us; this tells them apart. */
+  private readonly instance = randomUUID();
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  /** Tasks were stored by this process. */
+  /** Tasks were stored (and committed) by this process. */
   taskStored(): void {
     this.pending.next();
+    if (this.client && !this.notifyTimer) {
+      this.notifyTimer = setTimeout(() => void this.notifyOthers(), NOTIFY_EVERY_MS);
+      this.notifyTimer.unref();
+    }
+  }
+
+  private async notifyOthers(): Promise<void> {
+    this.notifyTimer = undefined;
+    try {
+      await this.client?.query('SELECT pg_notify($1, $2)', [TASKS_PENDING_CHANNEL, this.instance]);
+    } catch (error) {
+      // The other replicas' timers pick the tasks up; the listener reconnects on its own.
+      this.logger.debug({ err: error }, 'Could not tell other replicas about stored tasks');
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -37,13 +60,16 @@ export class TaskWakeups implements OnApplicationBootstrap, OnApplicationShutdow
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.notifyTimer);
     await this.client?.end().catch(() => undefined);
     this.pending.complete();
   }
 
   private async listen(): Promise<void> {
     const client = new Client({ connectionString: this.config.databaseUrl!, application_name: 'agent-tasks-controller-listen' });
-    client.on('notification', () => this.pending.next());
+    client.on('notification', (message) => {
+      if (message.payload !== this.instance) this.pending.next();
+    });
     client.on('error', (error) => this.logger.warn({ err: error }, 'The task wake-up listener lost its connection'));
     client.on('end', () => this.reconnect(client));
     this.client = client;
