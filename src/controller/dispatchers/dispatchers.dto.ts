@@ -1,3 +1,4 @@
+import { IsInt32 } from '../../shared/validation/int32';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, IsUrl, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { IsStringMap } from '../../shared/validation/maps';
@@ -55,12 +56,10 @@ export class DispatcherHeartbeatDto {
   dispatcher_guid: string;
 
   @ApiProperty({ example: 2 })
-  @IsInt()
-  @Min(0)
+  @IsInt32(0)
   active_tasks: number;
 
   @ApiProperty({ example: 10 })
-  @IsInt()
-  @Min(0)
+  @IsInt32(0)
   capacity: number;
 }

@@ -19,6 +19,7 @@ import {
 import { PageQueryDto } from '../../shared/http/page-query.dto';
 import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsStringMap } from '../../shared/validation/maps';
+import { IsInt32 } from '../../shared/validation/int32';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { TASK_STATUSES, TaskStatus } from './tasks.entity';
 
@@ -164,7 +165,7 @@ export class TaskCallbackDto {
 
   @ApiPropertyOptional({ example: 0 })
   @IsOptional()
-  @IsInt()
+  @IsInt32()
   exit_code?: number | null;
 
   @ApiPropertyOptional({ example: 'results/<task_id>/result.json' })

@@ -9,6 +9,7 @@ import { createValidationPipe } from '../errors/validation';
 import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
 import { httpMetricsMiddleware } from '../metrics/metrics';
+import { refuseUnstorableJson } from './json-guard';
 
 export type HttpRole = 'controller' | 'dispatcher';
 
@@ -45,6 +46,7 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
   app.use(refuseUnknownBodyTypes);
   app.use(express.json({ limit: config.maxJsonBytes, type: ['application/json', 'application/*+json'], verify: keepRawBody }));
   app.use(express.urlencoded({ limit: config.maxJsonBytes, extended: false, verify: keepRawBody }));
+  app.use(refuseUnstorableJson);
 
   app.useGlobalFilters(role === 'controller' ? new ControllerExceptionFilter() : new DispatcherExceptionFilter());
   app.useGlobalPipes(createValidationPipe());

@@ -1,3 +1,4 @@
+import { IsInt32 } from '../validation/int32';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsOptional, Max, Min } from 'class-validator';
@@ -15,7 +16,6 @@ export class PageQueryDto {
   @ApiPropertyOptional({ example: 0 })
   @IsOptional()
   @Type(() => Number)
-  @IsInt()
-  @Min(0)
+  @IsInt32(0)
   offset?: number;
 }
