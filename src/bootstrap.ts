@@ -9,6 +9,7 @@ import { runMigrations } from './shared/database/migrate';
 import { SCHEMA_PARTS } from './shared/database/schema-parts';
 import { configureHttp } from './shared/http/configure-app';
 import { createRootLogger, PinoNestLogger, rootLogger } from './shared/logging/logger';
+import { requestContext } from './shared/logging/request-context';
 
 export interface RunningSystem {
   config: AppConfig;
@@ -22,7 +23,9 @@ export async function createRoleApp(role: SchemaRole, config: AppConfig): Promis
   const module = role === 'controller' ? ControllerModule.forRoot(config) : DispatcherModule.forRoot(config);
   const app = await NestFactory.create(module, {
     bodyParser: false,
-    logger: new PinoNestLogger(rootLogger().child({ role })),
+    // The role of each line comes from the request context (see startSystem), not from a
+    // binding here: Nest keeps one logger per process, the last application's.
+    logger: new PinoNestLogger(rootLogger()),
     abortOnError: false,
     forceCloseConnections: true,
   });
@@ -82,11 +85,15 @@ export async function startSystem(given: AppConfig): Promise<RunningSystem> {
       }
     }
     for (const role of roles) {
-      const app = await createRoleApp(role, config);
-      apps[role] = app;
-      const port = role === 'controller' ? config.controllerPort : config.dispatcherPort;
-      await app.listen(port, config.host);
-      logger.log(`${role} listening on http://${config.host}:${port}`);
+      // Everything the role starts here (its providers, its loops' timers) runs in a context
+      // that names it, so its log lines do too.
+      await requestContext.run({ role }, async () => {
+        const app = await createRoleApp(role, config);
+        apps[role] = app;
+        const port = role === 'controller' ? config.controllerPort : config.dispatcherPort;
+        await app.listen(port, config.host);
+        logger.log(`${role} listening on http://${config.host}:${port}`);
+      });
     }
   } catch (error) {
     await close().catch(() => undefined);

@@ -65,6 +65,11 @@ describe('logs', () => {
     expect(request).toMatchObject({ level: 'info', role: 'controller', method: 'GET', status: 200 });
     expect(request!.url).toBe('/api/v1/dispatchers/?token=[redacted]');
     expect(records.filter((record) => record.msg === 'request completed' && record.role === 'dispatcher')).toHaveLength(2);
+    // Boot lines name their role, and no line names one twice.
+    for (const role of ['controller', 'dispatcher']) {
+      expect(records.find((record) => String(record.msg).startsWith(`${role} listening`))).toMatchObject({ role });
+    }
+    expect(lines.filter((line) => (line.match(/"role":/g) ?? []).length > 1)).toEqual([]);
     for (const value of [...Object.values(secrets), 'query-secret', 'wrong-token-value-not-logged']) {
       expect(output).not.toContain(value);
     }
@@ -83,7 +88,8 @@ describe('logs', () => {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const logged = output.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>)
         .find((record) => record.errorId === answer.body.error_id);
-      expect(logged).toMatchObject({ level: 'error', msg: 'Unhandled error', path: '/api/v1/dispatchers/' });
+      // Both roles run in this process: the line names the controller, whose path failed.
+      expect(logged).toMatchObject({ level: 'error', role: 'controller', msg: 'Unhandled error', path: '/api/v1/dispatchers/' });
       expect(logged!.err.stack).toContain('dispatchers');
     } finally {
       await db.query('ALTER TABLE controller.dispatchers_away RENAME TO dispatchers');

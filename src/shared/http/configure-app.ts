@@ -35,9 +35,9 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
     const given = request.header('x-request-id');
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     response.setHeader('X-Request-Id', requestId);
-    requestContext.run({ requestId }, next);
+    requestContext.run({ requestId, role }, next);
   });
-  app.use(accessLog(role));
+  app.use(accessLog());
   app.use(httpMetricsMiddleware(role));
   if (role === 'dispatcher') {
     // Agents PUT result objects of any type; the bytes are stored as they come.
@@ -88,7 +88,7 @@ function refuseUnknownBodyTypes(request: Request, _response: Response, next: Nex
 const QUIET_PATHS = new Set(['/health', '/health/', '/ready', '/ready/', '/metrics']);
 
 /** One line per answered request (probes and metrics only when they fail). */
-function accessLog(role: HttpRole) {
+function accessLog() {
   return (request: Request, response: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     response.on('finish', () => {
@@ -96,7 +96,7 @@ function accessLog(role: HttpRole) {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
       const level = response.statusCode >= 500 ? 'error' : 'info';
       rootLogger()[level](
-        { role, method: request.method, url: redactQuery(request.originalUrl), status: response.statusCode, duration_ms: Math.round(durationMs * 10) / 10 },
+        { method: request.method, url: redactQuery(request.originalUrl), status: response.statusCode, duration_ms: Math.round(durationMs * 10) / 10 },
         'request completed',
       );
     });

@@ -30,7 +30,8 @@ export function createRootLogger(level: string, destination?: pino.DestinationSt
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       mixin: () => {
         const context = requestContext.getStore();
-        return context ? { request_id: context.requestId } : {};
+        if (!context) return {};
+        return { ...(context.role ? { role: context.role } : {}), ...(context.requestId ? { request_id: context.requestId } : {}) };
       },
       formatters: { level: (label) => ({ level: label }) },
     },

@@ -1,8 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 export interface RequestContext {
-  requestId: string;
+  /** Set for the work of one HTTP request. */
+  requestId?: string;
+  /** The role whose request, boot or background loop this is: both run in one process in `all`. */
+  role?: 'controller' | 'dispatcher';
 }
 
-/** Carries the request id through everything a request does, so every log line has it. */
+/**
+ * Carries the request id and the role through everything a request (or a role's boot, and
+ * the loops it starts) does, so every log line says which it belongs to.
+ */
 export const requestContext = new AsyncLocalStorage<RequestContext>();
