@@ -119,7 +119,8 @@ export class TasksService {
 
   /** A brief named by key must exist: the caller hears a 400 now rather than a failed task later. */
   private async assertBriefExists(key: string): Promise<void> {
-    if (!(await this.storage.exists(key).catch(() => false))) {
+    // A store that cannot be reached is a 503 (not "no such key"): the caller tries again.
+    if (!(await this.storage.exists(key))) {
       throw DomainError.invalid({ brief_key: ['no object with this key exists in object storage'] });
     }
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { HttpException } from '@nestjs/common';
+import { isDependencyDown } from './dependency-down';
 import { DomainError, ERROR_STATUS, ErrorCode } from './domain-error';
 
 /** What any thrown value means on the wire, before a role puts it in its envelope. */
@@ -61,6 +62,17 @@ export function toErrorView(error: unknown): ErrorView {
     }
   }
   const errorId = randomUUID();
+  if (isDependencyDown(error)) {
+    // Logged with its id like any unexpected error, but the caller may simply try again.
+    return {
+      status: 503,
+      code: 'unavailable',
+      message: `A service this server depends on is not reachable; try again shortly (error id ${errorId}).`,
+      headers: { 'Retry-After': '5' },
+      errorId,
+      cause: error,
+    };
+  }
   return {
     status: 500,
     code: 'server_error',
