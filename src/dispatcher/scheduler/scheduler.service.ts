@@ -16,7 +16,7 @@ const TICK_MS = 500;
 const WATCH_EVERY_TICKS = 4;
 /** How often host-local agents are checked against their tasks (a cancel or time-out seen by another replica). */
 const SWEEP_STRAYS_EVERY_TICKS = 8;
-/** A task claimed as starting whose agent was never submitted (the dispatcher died in between). */
+/** A task claimed as starting whose agent was never submitted (the dispatcher died in between) is started again after this. */
 const ORPHAN_CLAIM_MS = 60_000;
 
 /**
@@ -124,10 +124,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       if (!backend || this.submitting.has(task.taskId)) continue;
       if (!this.runtimes.reaches(task)) continue;
       if (!task.runtimeRef) {
-        const claimedFor = Date.now() - new Date(task.startedAt ?? task.createdAt).getTime();
-        if (claimedFor > ORPHAN_CLAIM_MS) {
-          await this.finish(task, 'failed', { exitCode: -1, errorMessage: 'The dispatcher stopped before the agent was started.' });
-        }
+        await this.restartOrphan(task);
         continue;
       }
       const state = await backend.status(task.taskId, task.runtimeRef).catch((error: unknown) => {
@@ -136,6 +133,20 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       });
       if (state) await this.apply(task, state);
     }
+  }
+
+  /**
+   * A task claimed as `starting` that no process has handed to its runtime for
+   * ORPHAN_CLAIM_MS was claimed by a dispatcher that stopped in between: its agent never
+   * ran, so it is started now (the backends take a repeated submit of one task).
+   */
+  private async restartOrphan(task: TaskEntity): Promise<void> {
+    const claimedAt = task.startedAt ?? task.createdAt;
+    if (Date.now() - new Date(claimedAt).getTime() <= ORPHAN_CLAIM_MS) return;
+    if (!(await this.tasks.reclaimOrphan(task.taskId, new Date(claimedAt)))) return;
+    this.logger.warn({ taskId: task.taskId }, 'Starting a task whose dispatcher stopped before it started the agent');
+    const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
+    this.submitting.set(task.taskId, submitted);
   }
 
   private async onAgentState(taskId: string, state: AgentState): Promise<void> {

@@ -114,6 +114,22 @@ export class TasksRepository {
     return (result.raw as { status: TaskStatus }[])[0]?.status ?? null;
   }
 
+  /**
+   * Takes over a task that a dispatcher claimed (`starting`) and never handed to a runtime
+   * (it stopped in between): its start and deadline begin again now, for this process to
+   * submit it. Only one replica wins a given orphan; false for the others.
+   */
+  async reclaimOrphan(taskId: string, claimedAt: Date): Promise<boolean> {
+    const [rows] = (await this.db.query(
+      `UPDATE ${TASKS} SET started_at = statement_timestamp(),
+         deadline_at = statement_timestamp() + make_interval(secs => timeout_seconds)
+       WHERE task_id = $1 AND status = 'starting' AND runtime_ref IS NULL AND date_trunc('milliseconds', started_at) = $2
+       RETURNING task_id`,
+      [taskId, claimedAt],
+    )) as [unknown[], number];
+    return rows.length === 1;
+  }
+
   /** Tasks handed to a runtime and not final yet, for watching and recovery. */
   active(): Promise<TaskEntity[]> {
     return this.db.getRepository(TaskEntity).find({ where: { status: In([...ACTIVE_STATUSES]) }, order: { seq: 'ASC' } });
