@@ -39,10 +39,12 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
   private readonly logger = new Logger('Callbacks');
   private readonly loop = new SerialLoop(() => this.deliverDue(), (error) => this.logger.error({ err: error }, 'Callback delivery round failed'));
   private readonly inFlight = new Set<Promise<void>>();
+  /** The outbox rows this process is sending right now, left alone when callbacks are brought forward. */
+  private readonly sending = new Set<string>();
   /** A round found no room for more attempts: the next attempt to end starts a round. */
   private waitingForRoom = false;
   private timer?: NodeJS.Timeout;
-  private subscription?: Subscription;
+  private readonly subscriptions: Subscription[] = [];
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -51,7 +53,10 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     private readonly tokens: CallbackTokenBox,
     signals: TaskSignals,
   ) {
-    this.subscription = signals.deliver.subscribe(() => this.loop.kick());
+    this.subscriptions.push(
+      signals.deliver.subscribe(() => this.loop.kick()),
+      signals.controllerBack.subscribe(() => void this.retryWaiting()),
+    );
   }
 
   onApplicationBootstrap(): void {
@@ -61,7 +66,7 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
-    this.subscription?.unsubscribe();
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
     await this.loop.stop();
     await Promise.all(this.inFlight);
   }
@@ -85,10 +90,32 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     if (due.length === room) this.loop.kick();
   }
 
+  /**
+   * Callbacks waiting out a backoff after failed attempts become due now. Rows another
+   * replica is sending at this moment may go twice; delivery is at least once and the
+   * controller answers a repeat as a duplicate.
+   */
+  private async retryWaiting(): Promise<void> {
+    try {
+      const [rows] = (await this.db.query(
+        `UPDATE ${OUTBOX} SET next_attempt_at = now()
+         WHERE state = 'pending' AND last_error IS NOT NULL AND next_attempt_at > now() AND NOT (id = ANY($1::uuid[]))
+         RETURNING id`,
+        [[...this.sending]],
+      )) as [unknown[], number];
+      if (rows.length > 0) this.logger.log({ callbacks: rows.length }, 'The controller answers again: retrying waiting callbacks now');
+      this.loop.kick();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'Could not bring waiting callbacks forward; they keep their backoff');
+    }
+  }
+
   private start(callback: DueCallback): void {
+    this.sending.add(callback.id);
     const attempt = this.attempt(callback)
       .catch((error: unknown) => this.logger.error({ taskId: callback.task_id, err: error }, 'Could not record a callback attempt'))
       .finally(() => {
+        this.sending.delete(callback.id);
         this.inFlight.delete(attempt);
         if (this.waitingForRoom) {
           this.waitingForRoom = false;

@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
+import { TaskSignals } from '../tasks/task-signals';
 import { TasksRepository } from '../tasks/tasks.repository';
 import { ControllerClient, ControllerError, controllerTargetOf } from './controller-client';
 
@@ -24,6 +25,7 @@ export class RegistrationService implements OnApplicationBootstrap, OnApplicatio
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tasks: TasksRepository,
     private readonly runtimes: RuntimeRegistry,
+    private readonly signals: TaskSignals,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -46,6 +48,8 @@ export class RegistrationService implements OnApplicationBootstrap, OnApplicatio
       try {
         if (this.dispatcherGuid) await this.heartbeat(client);
         else await this.checkin(client, controllerUrl);
+        // Answered again after failures: the callbacks that failed meanwhile need not wait out their backoff.
+        if (failures > 0) this.signals.controllerBack.next();
         failures = 0;
         await this.sleep(this.config.heartbeatIntervalSeconds);
       } catch (error) {

@@ -9,6 +9,8 @@ import { Subject } from 'rxjs';
 export class TaskSignals {
   readonly schedule = new Subject<void>();
   readonly deliver = new Subject<void>();
+  /** The controller answers again after an outage: callbacks waiting out a backoff may go now. */
+  readonly controllerBack = new Subject<void>();
 
   taskFinished(): void {
     this.schedule.next();
