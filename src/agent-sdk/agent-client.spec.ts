@@ -109,6 +109,29 @@ describe('AgentClient', () => {
     expect(seen).toHaveLength(0);
   });
 
+  it('keeps trying through a dispatcher restart longer than a few retries', async () => {
+    const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true, data: { brief_key: 'b', env: {} } }));
+    const server = servers.pop()!;
+    const port = Number(new URL(client.dispatcherUrl).port);
+    await new Promise((resolve) => server.close(resolve));
+    // Down for 1.5 s: four doubling waits from 50 ms (750 ms in all) would not have been enough.
+    const patient = new AgentClient({ taskId: TASK_ID, dispatcherUrl: client.dispatcherUrl, agentKey: 'k', retryDelayMs: 50 });
+    const answer = patient.checkin();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    servers.push(server);
+    await expect(answer).resolves.toMatchObject({ brief_key: 'b' });
+    expect(seen).toHaveLength(1);
+  });
+
+  it('gives up once retryForMs has passed', async () => {
+    const { client } = await clientFor((_s, r) => reply(r, 503, { ok: false, error: { code: 'unavailable', message: 'Restarting.' } }));
+    const started = Date.now();
+    const bounded = new AgentClient({ taskId: TASK_ID, dispatcherUrl: client.dispatcherUrl, agentKey: 'k', retryForMs: 300, retryDelayMs: 50 });
+    await expect(bounded.progress(1)).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('gives the last 5xx as an error once the retries are spent', async () => {
     const { client } = await clientFor((_s, r) => reply(r, 500, { ok: false, error: { code: 'server_error', message: 'Boom.' } }));
     const limited = new AgentClient({ taskId: TASK_ID, dispatcherUrl: client.dispatcherUrl, agentKey: 'k', retries: 1, retryDelayMs: 1 });

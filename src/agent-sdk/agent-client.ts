@@ -26,9 +26,14 @@ export interface AgentClientOptions {
   taskId: string;
   dispatcherUrl: string;
   agentKey: string;
-  /** Extra attempts after a connection error or a 5xx answer. Default 4. */
+  /**
+   * How long a request is tried again after connection errors and 5xx answers. Default
+   * 120 s: longer than a dispatcher takes to restart, so an agent outlives one.
+   */
+  retryForMs?: number;
+  /** At most this many extra attempts as well, when given. */
   retries?: number;
-  /** First wait between attempts, doubled each time. Default 500 ms. */
+  /** First wait between attempts, doubled each time up to 10 s. Default 500 ms. */
   retryDelayMs?: number;
   /** Time allowed for one request. Default 30 s. */
   requestTimeoutMs?: number;
@@ -53,12 +58,14 @@ interface ErrorEnvelope {
 }
 
 const RESULTS_PREFIX = 'results/';
+const MAX_RETRY_DELAY_MS = 10_000;
 
 export class AgentClient {
   readonly taskId: string;
   readonly dispatcherUrl: string;
   private readonly agentKey: string;
   private readonly retries: number;
+  private readonly retryForMs: number;
   private readonly retryDelayMs: number;
   private readonly requestTimeoutMs: number;
 
@@ -66,7 +73,8 @@ export class AgentClient {
     this.taskId = options.taskId;
     this.dispatcherUrl = options.dispatcherUrl.replace(/\/+$/, '');
     this.agentKey = options.agentKey;
-    this.retries = options.retries ?? 4;
+    this.retries = options.retries ?? Number.POSITIVE_INFINITY;
+    this.retryForMs = options.retryForMs ?? 120_000;
     this.retryDelayMs = options.retryDelayMs ?? 500;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
   }
@@ -130,9 +138,11 @@ export class AgentClient {
     return (text ? JSON.parse(text) : {}) as T;
   }
 
-  /** One request, retried on connection errors and 5xx answers with doubling waits. */
+  /** One request, retried on connection errors and 5xx answers with doubling waits, for `retryForMs`. */
   private async send(method: string, path: string, init: { body?: Buffer | string; headers?: Record<string, string> } = {}): Promise<Response> {
     const url = this.dispatcherUrl + path;
+    const until = Date.now() + this.retryForMs;
+    const mayRetry = (attempt: number) => attempt < this.retries && Date.now() + this.delayOf(attempt) <= until;
     for (let attempt = 0; ; attempt += 1) {
       let response: Response;
       try {
@@ -144,14 +154,14 @@ export class AgentClient {
           signal: AbortSignal.timeout(this.requestTimeoutMs),
         });
       } catch (error) {
-        if (attempt < this.retries) {
+        if (mayRetry(attempt)) {
           await this.pause(attempt);
           continue;
         }
         throw new AgentProtocolError(0, 'unreachable', `${method} ${path} could not reach the dispatcher at ${this.dispatcherUrl}: ${describe(error)}`);
       }
       if (response.ok) return response;
-      if (response.status >= 500 && attempt < this.retries) {
+      if (response.status >= 500 && mayRetry(attempt)) {
         await response.body?.cancel();
         await this.pause(attempt);
         continue;
@@ -160,8 +170,12 @@ export class AgentClient {
     }
   }
 
+  private delayOf(attempt: number): number {
+    return Math.min(MAX_RETRY_DELAY_MS, this.retryDelayMs * 2 ** attempt);
+  }
+
   private pause(attempt: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, this.retryDelayMs * 2 ** attempt));
+    return new Promise((resolve) => setTimeout(resolve, this.delayOf(attempt)));
   }
 }
 
