@@ -89,6 +89,21 @@ describe('hostile JSON on every write endpoint of both roles', () => {
     expect(seen).toEqual([]);
   });
 
+  it('keeps free-form JSON whole, constructor and __proto__ keys included', async () => {
+    const brief = JSON.parse('{"constructor":{"x":1},"__proto__":{"polluted":true},"nested":[{"prototype":"p","constructor":"c"}]}');
+    const workflow = makeWorkflow(`keys-${randomUUID().slice(0, 8)}`);
+    (workflow.task_template as Record<string, unknown>).brief = brief;
+    const created = await http('POST', `${system.controllerUrl}/api/v1/workflows/`, { headers: operator(system), json: workflow });
+    expect(created.status).toBe(201);
+    const read = await http('GET', `${system.controllerUrl}/api/v1/workflows/${workflow.id}/`, { headers: operator(system) });
+    const kept = read.body.task_template.brief as Record<string, unknown>;
+    expect(Object.keys(kept).sort()).toEqual(['__proto__', 'constructor', 'nested']);
+    expect(Object.getOwnPropertyDescriptor(kept, '__proto__')?.value).toEqual({ polluted: true });
+    expect(Object.getOwnPropertyDescriptor(kept, 'constructor')?.value).toEqual({ x: 1 });
+    expect(JSON.stringify(kept.nested)).toBe('[{"prototype":"p","constructor":"c"}]');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
   it('names the field and the reason', async () => {
     const answer = await http('POST', `${system.controllerUrl}/api/v1/tasks/`, {
       headers: operator(system),

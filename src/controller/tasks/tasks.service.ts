@@ -4,6 +4,7 @@ import { plainToInstance } from 'class-transformer';
 import { isUUID, validate } from 'class-validator';
 import { DomainError } from '../../shared/errors/domain-error';
 import { fieldErrors } from '../../shared/errors/validation';
+import { hideReservedKeys, restoreReservedKeys } from '../../shared/validation/reserved-keys';
 import { OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { SkillsService } from '../skills/skills.service';
@@ -129,10 +130,11 @@ export class TasksService {
 /** The same checks as POST /tasks/, for callers that hand over a plain template. */
 async function validTemplate(input: TaskTemplateInput): Promise<TaskTemplateDto> {
   // A DTO instance has been through the global ValidationPipe already.
-  const template = input instanceof TaskTemplateDto ? input : plainToInstance(TaskTemplateDto, input as object);
+  const template = input instanceof TaskTemplateDto ? input : plainToInstance(TaskTemplateDto, hideReservedKeys(input));
   if (template !== input) {
     const errors = await validate(template, { whitelist: true, forbidUnknownValues: false });
     if (errors.length > 0) throw DomainError.invalid(fieldErrors(errors));
+    restoreReservedKeys(template);
   }
   if (template.brief !== undefined && template.brief_key !== undefined) {
     throw DomainError.invalid({ brief: ['give brief or brief_key, not both'] });

@@ -1,4 +1,5 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+import { hideReservedKeys, restoreReservedKeys } from '../validation/reserved-keys';
 import { DomainError, FieldErrors } from './domain-error';
 
 /** Flattens class-validator errors into `{"runtime_target.type": ["..."]}`. */
@@ -12,9 +13,19 @@ export function fieldErrors(errors: ValidationError[], parent = ''): FieldErrors
   return result;
 }
 
-/** The one global pipe: unknown fields dropped, types transformed, errors named by field. */
+/**
+ * The one global pipe: unknown fields dropped, types transformed, errors named by field.
+ * Free-form JSON keeps every key, `constructor` and `__proto__` included (reserved-keys.ts).
+ */
+class BodyValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type !== 'body') return super.transform(value, metadata);
+    return restoreReservedKeys(await super.transform(hideReservedKeys(value), metadata));
+  }
+}
+
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new BodyValidationPipe({
     whitelist: true,
     transform: true,
     forbidUnknownValues: false,

@@ -4,8 +4,6 @@ import { DomainError } from '../errors/domain-error';
 /** JSON nested deeper than this is refused (CONTRACT section 4): validators and PostgreSQL recurse into it. */
 export const MAX_JSON_DEPTH = 64;
 
-/** Keys that would reach an object's prototype when a body is turned into class instances. */
-const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 /** A UTF-16 surrogate without its other half: JSON allows it, UTF-8 and PostgreSQL cannot hold it. */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -22,9 +20,10 @@ function textProblem(text: string): string | null {
 
 /**
  * The first part of a parsed JSON body that no endpoint can take, named by its dotted path:
- * nesting past MAX_JSON_DEPTH, text PostgreSQL cannot store (NUL, lone surrogates) in a
- * value or a key, or a key that names an object's prototype. One walk, in one place, for
- * every endpoint of both roles, so no validator or query ever meets such input.
+ * nesting past MAX_JSON_DEPTH, or text PostgreSQL cannot store (NUL, lone surrogates) in a
+ * value or a key. One walk, in one place, for every endpoint of both roles, so no validator
+ * or query ever meets such input. Keys such as `constructor` are taken (see
+ * validation/reserved-keys.ts).
  */
 export function jsonProblem(value: unknown, path = '', depth = 0): JsonProblem | null {
   const field = path || 'body';
@@ -39,7 +38,6 @@ export function jsonProblem(value: unknown, path = '', depth = 0): JsonProblem |
     const child = path ? `${path}.${key}` : key;
     const keyMessage = textProblem(key);
     if (keyMessage) return { field: child, message: `has a key that ${keyMessage}` };
-    if (!Array.isArray(value) && RESERVED_KEYS.has(key)) return { field: child, message: `uses the reserved key "${key}"` };
     const problem = jsonProblem(item, child, depth + 1);
     if (problem) return problem;
   }
