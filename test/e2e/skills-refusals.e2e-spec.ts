@@ -13,6 +13,8 @@ const REFUSED: Array<[string, () => Buffer, RegExp]> = [
   ['a zip with a ../ entry', () => buildZip([{ name: '../../etc/cron.d/job', data: '* * * * * root sh' }]), /unsafe entry name/],
   ['a zip with an absolute entry', () => buildZip([{ name: '/tmp/x', data: 'x' }]), /unsafe entry name/],
   ['a zip bomb', () => buildZip([{ name: 'bomb.bin', data: Buffer.alloc(40 * 1024 * 1024) }]), /zip bomb/],
+  ['a zip with a symbolic link to /etc/passwd', () => buildZip([{ name: 'SKILL.md', data: 'x' }, { name: 'passwd', data: '/etc/passwd', store: true, unixMode: 0o120777 }]), /symbolic link/],
+  ['a zip with a symbolic link out of the folder', () => buildZip([{ name: 'up', data: '../../..', store: true, unixMode: 0o120777 }]), /symbolic link/],
   ['a zip whose header lies about its size', () => buildZip([{ name: 'liar.bin', data: Buffer.alloc(2 * 1024 * 1024), declaredSize: 10 }]), /declared size/],
 ];
 
@@ -34,6 +36,14 @@ describe.each(['folder', 's3'] as const)('skill upload refusals on the %s store'
     expect(await api.blobExists(bytes)).toBe(false);
     expect(await api.tempFiles()).toEqual([]);
   }
+
+  it('answers a raw zip body 415, naming the multipart upload it takes', async () => {
+    const answer = await http('POST', `${system.controllerUrl}/api/v1/skills/${slug}/upload/`, {
+      headers: { authorization: `Token ${system.apiToken}`, 'content-type': 'application/zip' }, body: skillPackage(),
+    });
+    expect(answer.status).toBe(415);
+    expect(answer.body).toMatchObject({ code: 'unsupported_media_type', detail: expect.stringContaining('multipart/form-data') });
+  });
 
   it.each(REFUSED)('refuses %s with 400', async (_label, makeBytes, reason) => {
     const bytes = makeBytes();

@@ -8,6 +8,8 @@ export interface ZipEntrySpec {
   store?: boolean;
   /** Uncompressed size written in the headers, instead of the real one. */
   declaredSize?: number;
+  /** A Unix file mode for the central directory (as zip tools on Unix write it): 0o120777 is a symlink. */
+  unixMode?: number;
 }
 
 /**
@@ -29,8 +31,10 @@ export function buildZip(entries: ZipEntrySpec[]): Buffer {
     locals.push(local, name, body);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
+    // Made by: Unix (3) when a mode is given, so readers take the high half of the external attributes as it.
+    central.writeUInt16LE(entry.unixMode === undefined ? 20 : (3 << 8) | 20, 4);
     writeCommon(central, 6, fields, name.length);
+    if (entry.unixMode !== undefined) central.writeUInt32LE((entry.unixMode << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
     centrals.push(central, name);
     offset += local.length + name.length + body.length;

@@ -31,9 +31,10 @@ export class AuthService {
         headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
       });
     }
-    await this.throttles.assertAddressOpen(address);
     const principal = credentials.value ? await this.resolve(credentials.scheme, credentials.value) : null;
     if (!principal) {
+      // Failures are throttled, not callers: a valid credential from a throttled address still works.
+      await this.throttles.assertAddressOpen(address);
       await this.throttles.recordAddressFailure(address);
       const challenge = credentials.scheme === 'bearer' ? 'Bearer realm="api", error="invalid_token"' : WWW_AUTHENTICATE;
       throw new DomainError('authentication_failed', 'Invalid, revoked or expired credentials.', {

@@ -55,6 +55,7 @@ async function inspectEntries(zip: yauzl.ZipFile, limits: PackageLimits): Promis
   let manifest: SkillManifest | null = null;
   for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
     const name = entryName(entry);
+    if (isSymlink(entry)) throw unsafe(`entry "${name}" is a symbolic link`);
     totals.entries += 1;
     if (totals.entries > limits.maxEntries) throw tooManyEntries(limits);
     totals.declared += entry.uncompressedSize;
@@ -123,6 +124,12 @@ function entryName(entry: yauzl.Entry): string {
   const problem = name === '' ? 'empty entry name' : name.includes('\0') ? 'NUL in entry name' : yauzl.validateFileName(name);
   if (problem) throw unsafe(`unsafe entry name ${JSON.stringify(name)} (${problem.split(':')[0]})`);
   return name;
+}
+
+/** A Unix symlink entry (made on Unix, file type 0o120000): unpacked, it points anywhere. */
+function isSymlink(entry: yauzl.Entry): boolean {
+  const madeOnUnix = entry.versionMadeBy >> 8 === 3;
+  return madeOnUnix && ((entry.externalFileAttributes >>> 16) & 0o170000) === 0o120000;
 }
 
 function unsafe(reason: string): DomainError {

@@ -82,7 +82,8 @@ function refuseUnknownBodyTypes(request: Request, _response: Response, next: Nex
   if (!hasBody || Buffer.isBuffer(request.body) || ['GET', 'HEAD', 'DELETE', 'OPTIONS'].includes(request.method)) return next();
   const type = request.headers['content-type'];
   if (type && BODY_TYPES.some((allowed) => request.is(allowed))) return next();
-  next(new DomainError('unsupported_media_type', `Content-Type ${type ? `"${type.split(';')[0]}"` : '(none)'} is not supported; send application/json.`));
+  const wanted = /\/upload\/?$/.test(request.path) ? 'multipart/form-data with the package in the part "file"' : 'application/json';
+  next(new DomainError('unsupported_media_type', `Content-Type ${type ? `"${type.split(';')[0]}"` : '(none)'} is not supported here; send ${wanted}.`));
 }
 
 const QUIET_PATHS = new Set(['/health', '/health/', '/ready', '/ready/', '/metrics']);
