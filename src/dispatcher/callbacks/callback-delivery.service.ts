@@ -39,8 +39,6 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
   private readonly logger = new Logger('Callbacks');
   private readonly loop = new SerialLoop(() => this.deliverDue(), (error) => this.logger.error({ err: error }, 'Callback delivery round failed'));
   private readonly inFlight = new Set<Promise<void>>();
-  /** The outbox rows this process is sending right now, left alone when callbacks are brought forward. */
-  private readonly sending = new Set<string>();
   /** A round found no room for more attempts: the next attempt to end starts a round. */
   private waitingForRoom = false;
   private timer?: NodeJS.Timeout;
@@ -59,9 +57,26 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     );
   }
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
+    await this.resumeInterrupted();
     this.timer = setInterval(() => this.loop.kick(), POLL_MS);
     this.loop.kick();
+  }
+
+  /**
+   * Callbacks this replica was sending when it stopped (killed mid-attempt) are due now,
+   * not when their lease would have ended: nobody else is sending them.
+   */
+  private async resumeInterrupted(): Promise<void> {
+    const [rows] = (await this.db.query(
+      `UPDATE ${OUTBOX} SET next_attempt_at = now(), claimed_by = NULL
+       WHERE state = 'pending' AND claimed_by = $1 AND next_attempt_at > now() RETURNING id`,
+      [this.config.dispatcherInstance],
+    ).catch((error: unknown) => {
+      this.logger.warn({ err: error }, 'Could not resume interrupted callbacks; their lease ends them');
+      return [[], 0];
+    })) as [unknown[], number];
+    if (rows.length > 0) this.logger.warn({ callbacks: rows.length }, 'Resuming callbacks interrupted by the last stop');
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -79,29 +94,24 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     }
     const due: DueCallback[] = await this.db.query(
       `WITH claimed AS (
-         UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1
+         UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1, claimed_by = $3
          WHERE o.id IN (SELECT id FROM ${OUTBOX} WHERE state = 'pending' AND next_attempt_at <= now()
                         ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED LIMIT $1)
          RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
        SELECT c.*, t.callback_url, t.callback_token_sealed FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
-      [room, LEASE_SECONDS],
+      [room, LEASE_SECONDS, this.config.dispatcherInstance],
     );
     for (const callback of due) this.start(callback);
     if (due.length === room) this.loop.kick();
   }
 
-  /**
-   * Callbacks waiting out a backoff after failed attempts become due now. Rows another
-   * replica is sending at this moment may go twice; delivery is at least once and the
-   * controller answers a repeat as a duplicate.
-   */
+  /** Callbacks waiting out a backoff after failed attempts (none being sent now) become due now. */
   private async retryWaiting(): Promise<void> {
     try {
       const [rows] = (await this.db.query(
         `UPDATE ${OUTBOX} SET next_attempt_at = now()
-         WHERE state = 'pending' AND last_error IS NOT NULL AND next_attempt_at > now() AND NOT (id = ANY($1::uuid[]))
+         WHERE state = 'pending' AND last_error IS NOT NULL AND claimed_by IS NULL AND next_attempt_at > now()
          RETURNING id`,
-        [[...this.sending]],
       )) as [unknown[], number];
       if (rows.length > 0) this.logger.log({ callbacks: rows.length }, 'The controller answers again: retrying waiting callbacks now');
       this.loop.kick();
@@ -111,11 +121,9 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
   }
 
   private start(callback: DueCallback): void {
-    this.sending.add(callback.id);
     const attempt = this.attempt(callback)
       .catch((error: unknown) => this.logger.error({ taskId: callback.task_id, err: error }, 'Could not record a callback attempt'))
       .finally(() => {
-        this.sending.delete(callback.id);
         this.inFlight.delete(attempt);
         if (this.waitingForRoom) {
           this.waitingForRoom = false;
@@ -134,7 +142,7 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     }
     const context = { taskId: callback.task_id, attempt: callback.attempts, status: outcome.status };
     if (outcome.error === null) {
-      await this.record(callback.id, `state = 'delivered', delivered_at = now(), last_error = NULL`);
+      await this.record(callback.id, `state = 'delivered', delivered_at = now(), last_error = NULL, claimed_by = NULL`);
       this.logger.log(context, 'Callback delivered');
       return;
     }
@@ -147,7 +155,7 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
       await this.record(callback.id, `state = 'failed', last_error = $2`, [`gave up after ${callback.attempts} attempts: ${outcome.error}`]);
       this.logger.warn({ ...context, error: outcome.error }, 'Callback given up (CALLBACK_MAX_AGE_SECONDS passed)');
     } else {
-      await this.record(callback.id, `next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), last_error = $3`, [delayMs, outcome.error]);
+      await this.record(callback.id, `next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), last_error = $3, claimed_by = NULL`, [delayMs, outcome.error]);
       this.logger.warn({ ...context, error: outcome.error, retry_in_ms: delayMs }, 'Callback failed; will retry');
     }
   }

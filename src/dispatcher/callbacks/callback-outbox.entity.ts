@@ -24,4 +24,6 @@ export class CallbackOutboxEntity {
   @Column('text', { name: 'last_error', nullable: true }) lastError: string | null;
   @Column({ type: 'timestamptz', name: 'created_at', insert: false, update: false, default: () => 'now()' }) createdAt: Date;
   @Column('timestamptz', { name: 'delivered_at', nullable: true }) deliveredAt: Date | null;
+  /** The replica (DISPATCHER_INSTANCE) that last claimed the row to send it. */
+  @Column('text', { name: 'claimed_by', nullable: true }) claimedBy: string | null;
 }

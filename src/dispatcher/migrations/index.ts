@@ -1,10 +1,12 @@
 import { CreateTasksAndCallbackOutbox1710000000000 } from './1710000000000-CreateTasksAndCallbackOutbox';
 import { OrderPendingTasksByArrival1710000000001 } from './1710000000001-OrderPendingTasksByArrival';
 import { AddRuntimeOwner1710000000002 } from './1710000000002-AddRuntimeOwner';
+import { AddCallbackClaimant1710000000003 } from './1710000000003-AddCallbackClaimant';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
   CreateTasksAndCallbackOutbox1710000000000,
   OrderPendingTasksByArrival1710000000001,
   AddRuntimeOwner1710000000002,
+  AddCallbackClaimant1710000000003,
 ];

@@ -1,0 +1,42 @@
+import { Client } from 'pg';
+import { makeTaskRequest, startCallbackReceiver, taskApi, waitFor } from '../harness/dispatcher';
+import { startTestSystem, TestSystem } from '../harness/system';
+
+/**
+ * A dispatcher killed while sending a callback leaves the outbox row claimed (hidden for
+ * the lease). When that replica starts again it sends the row at once.
+ */
+describe('a callback interrupted by a dispatcher stop', () => {
+  let system: TestSystem;
+  let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
+  let db: Client;
+
+  beforeAll(async () => {
+    system = await startTestSystem({ role: 'dispatcher', env: { DISPATCHER_INSTANCE: 'replica-a' } });
+    receiver = await startCallbackReceiver();
+    db = new Client({ connectionString: system.config.databaseUrl! });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db?.end();
+    await system?.close();
+    await receiver?.close();
+  });
+
+  it('is sent again within seconds of the restart, not after its lease', async () => {
+    const request = makeTaskRequest({ agent_image: 'agent-examples/sleep', brief_key: '', env: { SLEEP_SECONDS: '0' } });
+    request.callback_url = receiver.callbackUrl(request.task_id);
+    await taskApi(system).create(request);
+    await waitFor(() => receiver.callbacks().length === 1, 20_000, 'the first callback');
+    // As the row looks when its sender died mid-attempt: claimed by this replica, leased two minutes.
+    await db.query(
+      `UPDATE dispatcher.callback_outbox SET state = 'pending', delivered_at = NULL, claimed_by = 'replica-a',
+         next_attempt_at = now() + interval '120 seconds' WHERE task_id = $1`,
+      [request.task_id],
+    );
+    await system.restart();
+    await waitFor(() => receiver.callbacks().length === 2, 10_000, 'the interrupted callback sent again');
+    expect(receiver.callbacks()[1].raw).toBe(receiver.callbacks()[0].raw);
+    expect((await taskApi(system).get(request.task_id)).body.data.callback).toMatchObject({ state: 'delivered' });
+  }, 60_000);
+});
