@@ -1,27 +1,22 @@
-import { Client } from 'pg';
-import { makeTaskRequest, startCallbackReceiver, taskApi, waitFor } from '../harness/dispatcher';
-import { startTestSystem, TestSystem } from '../harness/system';
+import { makeTaskRequest, taskApi, waitFor } from '../harness/dispatcher';
+import { DispatcherWithSql, startDispatcherWithSql } from '../harness/dispatcher-with-sql';
+import { TestSystem } from '../harness/system';
 
 /**
  * A dispatcher killed while sending a callback leaves the outbox row claimed (hidden for
  * the lease). When that replica starts again it sends the row at once.
  */
 describe('a callback interrupted by a dispatcher stop', () => {
+  let bench: DispatcherWithSql;
   let system: TestSystem;
-  let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
-  let db: Client;
+  let receiver: DispatcherWithSql['receiver'];
+  let db: DispatcherWithSql['db'];
 
   beforeAll(async () => {
-    system = await startTestSystem({ role: 'dispatcher', env: { DISPATCHER_INSTANCE: 'replica-a' } });
-    receiver = await startCallbackReceiver();
-    db = new Client({ connectionString: system.config.databaseUrl! });
-    await db.connect();
+    bench = await startDispatcherWithSql({ DISPATCHER_INSTANCE: 'replica-a' });
+    ({ system, receiver, db } = bench);
   });
-  afterAll(async () => {
-    await db?.end();
-    await system?.close();
-    await receiver?.close();
-  });
+  afterAll(() => bench?.close());
 
   it('is sent again within seconds of the restart, not after its lease', async () => {
     const request = makeTaskRequest({ agent_image: 'agent-examples/sleep', brief_key: '', env: { SLEEP_SECONDS: '0' } });

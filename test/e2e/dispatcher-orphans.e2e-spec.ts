@@ -1,27 +1,22 @@
-import { Client } from 'pg';
-import { makeTaskRequest, startCallbackReceiver, taskApi, waitForStatus } from '../harness/dispatcher';
-import { startTestSystem, TestSystem } from '../harness/system';
+import { makeTaskRequest, taskApi, waitForStatus } from '../harness/dispatcher';
+import { DispatcherWithSql, startDispatcherWithSql } from '../harness/dispatcher-with-sql';
+import { TestSystem } from '../harness/system';
 
 /**
  * A dispatcher that claimed a task (`starting`) and was killed before it handed the task to
  * its runtime leaves an orphan. Another process (or this one after a restart) starts it.
  */
 describe('a task claimed by a dispatcher that stopped before starting its agent', () => {
+  let bench: DispatcherWithSql;
   let system: TestSystem;
-  let receiver: Awaited<ReturnType<typeof startCallbackReceiver>>;
-  let db: Client;
+  let receiver: DispatcherWithSql['receiver'];
+  let db: DispatcherWithSql['db'];
 
   beforeAll(async () => {
-    system = await startTestSystem({ role: 'dispatcher', env: { MAX_CONCURRENT_TASKS: '1' } });
-    receiver = await startCallbackReceiver();
-    db = new Client({ connectionString: system.config.databaseUrl! });
-    await db.connect();
+    bench = await startDispatcherWithSql({ MAX_CONCURRENT_TASKS: '1' });
+    ({ system, receiver, db } = bench);
   });
-  afterAll(async () => {
-    await db?.end();
-    await system?.close();
-    await receiver?.close();
-  });
+  afterAll(() => bench?.close());
 
   const sleepTask = (seconds: number) => {
     const request = makeTaskRequest({ agent_image: 'agent-examples/sleep', brief_key: '', timeout_seconds: 600, env: { SLEEP_SECONDS: String(seconds) } });
