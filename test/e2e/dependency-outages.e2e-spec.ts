@@ -12,11 +12,19 @@ describe('a cache that is down', () => {
   let system: TestSystem;
 
   beforeAll(async () => {
-    system = await startTestSystem({ role: 'controller', env: { REDIS_URL: await nowhere('redis') } });
+    system = await startTestSystem({ role: 'controller', env: { REDIS_URL: await nowhere('redis'), AUTH_FAILURE_LIMIT: '3', TRUST_PROXY: 'true' } });
   });
   afterAll(() => system?.close());
 
-  it('leaves authentication working (the failure throttle is open) and says so on /ready/', async () => {
+  it('counts failed authentications in this process meanwhile', async () => {
+    const url = `${system.controllerUrl}/api/v1/dispatchers/`;
+    const from = { 'x-forwarded-for': '10.9.0.1' };
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await http('GET', url, { headers: { ...from, authorization: 'Token wrong' } })).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+
+  it('leaves authentication working and says so on /ready/', async () => {
     const url = `${system.controllerUrl}/api/v1/dispatchers/`;
     expect((await http('GET', url, { headers: { authorization: `Token ${system.apiToken}` } })).status).toBe(200);
     const refused = await http('GET', url, { headers: { authorization: 'Token not-the-token' } });

@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CACHE, Cache } from '../../shared/cache/cache';
+import { FallbackCache } from '../../shared/cache/fallback-cache';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { throttled, Throttle } from './throttle';
@@ -17,8 +18,9 @@ export class AuthThrottles {
   private readonly clientFailures: Throttle;
   private readonly tokenRequests: Throttle;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(CACHE) cache: Cache) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(CACHE) shared: Cache) {
     const { authFailureLimit: limit, authFailureWindowSeconds: window } = config;
+    const cache = new FallbackCache(shared, 'authentication throttles');
     this.addressFailures = new Throttle(cache, 'auth:fail:addr:', limit, window);
     this.clientFailures = new Throttle(cache, 'auth:fail:client:', limit, window);
     this.tokenRequests = new Throttle(cache, 'auth:token-req:', config.oauthTokenRateLimit, TOKEN_REQUEST_WINDOW_SECONDS);

@@ -4,8 +4,8 @@ import { DomainError } from '../../shared/errors/domain-error';
 /**
  * A fixed-window counter in the shared cache, so every replica sees the same counts.
  * A key is blocked once its count reaches the limit, until the window's key expires.
- * While the cache cannot be reached the throttle is open: it slows guessing down, and
- * refusing every caller (or answering 500) because it cannot count would be worse.
+ * AuthThrottles gives it a FallbackCache, so it counts in process memory while the shared
+ * cache is down rather than refusing every caller.
  */
 export class Throttle {
   constructor(
@@ -17,23 +17,22 @@ export class Throttle {
 
   /** Seconds to wait when the key is blocked, else null. */
   async retryAfter(key: string): Promise<number | null> {
-    const stored = await this.cache.get(this.prefix + key).catch(() => null);
-    const count = Number(stored ?? 0);
+    const count = Number((await this.cache.get(this.prefix + key)) ?? 0);
     if (count < this.limit) return null;
-    const ttl = await this.cache.ttl(this.prefix + key).catch(() => null);
+    const ttl = await this.cache.ttl(this.prefix + key);
     return Math.max(1, ttl ?? this.windowSeconds);
   }
 
   /** Counts one event; returns the count within the current window. */
   async count(key: string): Promise<number> {
-    return this.cache.incr(this.prefix + key, this.windowSeconds).catch(() => 0);
+    return this.cache.incr(this.prefix + key, this.windowSeconds);
   }
 
   /** Counts one event; the seconds to wait when that event went past the limit, else null. */
   async hit(key: string): Promise<number | null> {
     const count = await this.count(key);
     if (count <= this.limit) return null;
-    return Math.max(1, (await this.cache.ttl(this.prefix + key).catch(() => null)) ?? this.windowSeconds);
+    return Math.max(1, (await this.cache.ttl(this.prefix + key)) ?? this.windowSeconds);
   }
 
   /** Throws 429 `throttled` with `Retry-After` when any of the keys is blocked. */
