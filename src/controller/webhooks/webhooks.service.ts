@@ -7,7 +7,16 @@ import { WebhookEvent } from '../workflows/workflow-routing';
 import { DeliveryLedger } from './delivery-ledger';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { RoutedAnswer, WebhookRouter } from './webhook-router';
-import { detectDeliveryId, detectEvent, detectSource, HeaderBag, verifyWebhookSignature, WebhookSource } from './webhook-signatures';
+import { sourceAdapter } from './sources';
+import {
+  detectDeliveryId,
+  detectEvent,
+  detectSource,
+  HeaderBag,
+  verifyWebhookSignature,
+  WebhookSecrets,
+  WebhookSource,
+} from './webhook-signatures';
 
 export interface InboundWebhook {
   headers: HeaderBag;
@@ -20,7 +29,7 @@ export interface InboundWebhook {
 
 export type IngestAnswer =
   | RoutedAnswer
-  | { status: 200; body: { challenge: unknown } }
+  | { status: 200; body: Record<string, unknown> }
   | { status: 200; body: { status: 'duplicate'; routed_to: string | null } };
 
 /** How long a claimed delivery id holds off concurrent copies before the ledger alone decides. */
@@ -47,9 +56,10 @@ export class WebhooksService {
     const parsed = await this.parseOrReject(inbound);
     const { source, payload, event } = parsed;
     const base = { source, event, verified: parsed.verified, ...this.payloadFields(parsed.payloadText) };
-    if (source === 'chat' && payload.type === 'url_verification') {
+    const handshake = sourceAdapter(source).handshake?.(payload) ?? null;
+    if (handshake) {
       await this.ledger.record({ ...base, outcome: 'challenge', statusCode: 200, finishedAt: new Date() });
-      return { status: 200, body: { challenge: payload.challenge } };
+      return { status: 200, body: handshake };
     }
     const deliveryId = detectDeliveryId(source, inbound.headers, payload);
     const dedupKey = deliveryId ? `${source}:${deliveryId}` : null;
@@ -80,7 +90,7 @@ export class WebhooksService {
         source,
         headers: inbound.headers,
         rawBody: inbound.rawBody,
-        secrets: { forge: this.config.forgeWebhookSecret, chat: this.config.chatSigningSecret, custom: this.config.customWebhookSecret },
+        secrets: this.secrets(),
         production: this.config.production,
       });
       const { payload, payloadText } = readPayload(inbound);
@@ -99,6 +109,10 @@ export class WebhooksService {
       }
       throw error;
     }
+  }
+
+  private secrets(): WebhookSecrets {
+    return { forge: this.config.forgeWebhookSecret, chat: this.config.chatSigningSecret, custom: this.config.customWebhookSecret };
   }
 
   /** True when this request holds the delivery id now; a cache that is down leaves it to the ledger. */
