@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { CACHE, Cache } from '../../shared/cache/cache';
 import { DomainError } from '../../shared/errors/domain-error';
 import { WebhookEvent } from '../workflows/workflow-routing';
 import { DeliveryLedger } from './delivery-ledger';
@@ -32,9 +32,6 @@ export type IngestAnswer =
   | { status: 200; body: Record<string, unknown> }
   | { status: 200; body: { status: 'duplicate'; routed_to: string | null } };
 
-/** How long a claimed delivery id holds off concurrent copies before the ledger alone decides. */
-const CLAIM_TTL_SECONDS = 120;
-
 interface Parsed {
   source: WebhookSource;
   verified: boolean;
@@ -47,7 +44,6 @@ interface Parsed {
 export class WebhooksService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(CACHE) private readonly cache: Cache,
     private readonly ledger: DeliveryLedger,
     private readonly router: WebhookRouter,
   ) {}
@@ -63,21 +59,11 @@ export class WebhooksService {
     }
     const deliveryId = detectDeliveryId(source, inbound.headers, payload);
     const dedupKey = deliveryId ? `${source}:${deliveryId}` : null;
-    const claimKey = `webhooks:claim:${dedupKey}`;
-    if (dedupKey && !(await this.claim(claimKey))) return this.duplicate(base, deliveryId, dedupKey);
-
     const webhookEvent: WebhookEvent = { source, event, payload };
-    try {
-      const workflow = await this.router.match(webhookEvent);
-      const row = await this.ledger.record({ ...base, deliveryId, dedupKey, workflowId: workflow?.id ?? null, outcome: 'received' });
-      if (!row) return await this.duplicate(base, deliveryId, dedupKey!);
-      return await this.router.run(row, workflow, webhookEvent, { linkTo: row.id });
-    } catch (error) {
-      // A delivery that failed is not "seen": the sender's retry must be routed again. The
-      // ledger's unique index still answers for one whose task was created.
-      if (dedupKey) await this.cache.delete(claimKey).catch(() => undefined);
-      throw error;
-    }
+    const workflow = await this.router.match(webhookEvent);
+    const row = { ...base, id: randomUUID(), deliveryId, dedupKey, workflowId: workflow?.id ?? null };
+    const answer = await this.router.accept(row, workflow, webhookEvent);
+    return answer ?? (await this.duplicate(base, deliveryId, dedupKey!));
   }
 
   /** Checks, in the contract's order, everything that can refuse a delivery; refusals are recorded. */
@@ -113,15 +99,6 @@ export class WebhooksService {
 
   private secrets(): WebhookSecrets {
     return { forge: this.config.forgeWebhookSecret, chat: this.config.chatSigningSecret, custom: this.config.customWebhookSecret };
-  }
-
-  /** True when this request holds the delivery id now; a cache that is down leaves it to the ledger. */
-  private async claim(key: string): Promise<boolean> {
-    try {
-      return await this.cache.setIfAbsent(key, String(process.pid), CLAIM_TTL_SECONDS);
-    } catch {
-      return true;
-    }
   }
 
   private async duplicate(base: Partial<WebhookDelivery>, deliveryId: string | null, dedupKey: string): Promise<IngestAnswer> {
