@@ -79,7 +79,7 @@ export class WorkflowsService {
       }
       throw error;
     }
-    this.routing.invalidate();
+    await this.routing.changed();
     return toWorkflowView(await this.get(body.id));
   }
 
@@ -94,13 +94,13 @@ export class WorkflowsService {
       taskTemplate: storedTemplate(body.task_template),
     });
     const saved = await this.workflows.save(workflow);
-    this.routing.invalidate();
+    await this.routing.changed();
     return toWorkflowView(saved);
   }
 
   async remove(id: string): Promise<void> {
     const result = await this.workflows.delete({ id });
-    this.routing.invalidate();
+    await this.routing.changed();
     if (!result.affected) throw DomainError.notFound(`Workflow "${id}"`);
   }
 
