@@ -2,7 +2,9 @@
 // Webhook ingest throughput and latency, beside a same-run bare baseline:
 //  A. baseline: a bare node:http server that checks one HMAC and INSERTs one row per request;
 //  B. ignored: signed forge pushes with unique delivery ids that no workflow matches (202);
-//  C. routed: signed forge pushes that a workflow matches, each storing its task (200).
+//  C. routed: signed forge pushes that a workflow matches, each storing its task (200);
+//  D. callbacks: signed final callbacks for those tasks, once a fake dispatcher (an HTTP
+//     server here that keeps each task's callback_token and answers 201) has taken them.
 // Needs local PostgreSQL (127.0.0.1:5432, user postgres) and Redis (REDIS_URL, default
 // redis://127.0.0.1:6379). Run `npm run build` first.
 import { fork } from 'node:child_process';
@@ -37,9 +39,9 @@ async function load(url, total, width, request) {
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < total) {
       next++;
-      const { body, headers } = request();
+      const { body, headers, url: target } = request();
       const t0 = performance.now();
-      const status = await post(agent, url, body, headers).catch(() => 'error');
+      const status = await post(agent, target ?? url, body, headers).catch(() => 'error');
       latencies.push(performance.now() - t0);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     }
@@ -107,7 +109,7 @@ async function controller(db, work) {
   const base = `http://127.0.0.1:${port}`;
   const server = await bootServer({
     ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: path.join(work, 'controller'), DATABASE_URL: db.url, REDIS_URL: redisUrl,
-    CONTROLLER_PORT: String(port), API_TOKEN: token, FORGE_WEBHOOK_SECRET: FORGE_SECRET,
+    CONTROLLER_PORT: String(port), API_TOKEN: token, FORGE_WEBHOOK_SECRET: FORGE_SECRET, CALLBACK_SIGNING_KEY: CALLBACK_KEY,
   }, `${base}/health/`);
   try {
     const url = `${base}/api/v1/webhooks/`;
@@ -120,9 +122,51 @@ async function controller(db, work) {
     const created = await fetch(`${base}/api/v1/workflows/`, { method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(workflow) });
     if (created.status !== 201) throw new Error(`workflow not created: ${created.status} ${await created.text()}`);
     const routed = await load(url, count, connections, () => forgePush('bench/routed'));
-    return { ignored, routed };
+    const callbacks = await benchCallbacks(base, token);
+    return { ignored, routed, callbacks };
   } finally {
     await server.stop();
+  }
+}
+
+const CALLBACK_KEY = secret();
+
+/** A dispatcher that takes every task at once and keeps its callback token. */
+async function fakeDispatcher() {
+  const tokens = new Map();
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const task = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+      if (task.task_id) tokens.set(task.task_id, task.callback_token);
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, data: { task_id: task.task_id, status: 'pending' } }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, tokens, close: () => server.close() };
+}
+
+async function benchCallbacks(base, token) {
+  const dispatcher = await fakeDispatcher();
+  try {
+    const checkin = await fetch(`${base}/api/v1/dispatchers/checkin/`, {
+      method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench', endpoint_url: dispatcher.url, backends: ['local'], api_key: secret() }),
+    });
+    if (checkin.status >= 300) throw new Error(`check-in refused: ${checkin.status} ${await checkin.text()}`);
+    const deadline = Date.now() + 120_000;
+    while (dispatcher.tokens.size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    const taken = [...dispatcher.tokens];
+    let next = 0;
+    return await load(base, taken.length, connections, () => {
+      const [guid, callbackToken] = taken[next++];
+      const body = JSON.stringify({ status: 'completed', exit_code: 0, result_key: `results/${guid}/result.json` });
+      const signature = `sha256=${createHmac('sha256', CALLBACK_KEY).update(body).digest('hex')}`;
+      return { url: `${base}/api/v1/tasks/${guid}/callback/`, body, headers: { authorization: `Bearer ${callbackToken}`, 'x-service-signature': signature } };
+    });
+  } finally {
+    dispatcher.close();
   }
 }
 
@@ -143,9 +187,10 @@ async function main() {
     console.log(`${count} signed forge pushes per section, ${connections} keep-alive connections, after ${warmup} warm-up; PostgreSQL local, Redis ${redisUrl}`);
     const base = await baseline(databases[0]);
     console.log(`A. baseline (bare node:http, one HMAC, one INSERT): ${base.rate.toFixed(0)} requests/s, p50 ${ms(base.p50)}, p99 ${ms(base.p99)} (${tally(base.statuses)})`);
-    const { ignored, routed } = await controller(databases[1], work);
+    const { ignored, routed, callbacks } = await controller(databases[1], work);
     report('B. ignored webhook ingest (202)', ignored, base, '>= 50% rps, p99 <= 3x');
     report('C. routed webhook ingest (200, task stored)', routed, base, '>= 35% rps');
+    report('D. signed task callbacks (200)', callbacks, base, '>= 50% rps');
   } finally {
     for (const db of databases) await db.drop();
     rmSync(work, { recursive: true, force: true });
