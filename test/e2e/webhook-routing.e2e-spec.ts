@@ -93,6 +93,20 @@ describe('webhook routing, duplicates, failures and the delivery ledger', () => 
     }
   });
 
+  it('routes on another replica a workflow created here, within a second or two', async () => {
+    const replica = await startTestSystem({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false });
+    try {
+      const send = async () => sendWebhook(replica.controllerUrl, await signedWebhook('forge', pushPayload('spread/app'), { deliveryId: randomUUID() }));
+      expect((await send()).status).toBe(202);
+      await createWorkflow(makeWorkflow('spread', {}, { filter: { 'repository.full_name': 'spread/app' } }));
+      const started = Date.now();
+      await waitFor(async () => (await send()).body.routed_to === 'spread', 2500, 'the replica to route to the new workflow');
+      expect(Date.now() - started).toBeLessThan(2500);
+    } finally {
+      await replica.close();
+    }
+  });
+
   it('answers 5xx when the task cannot be stored, keeps the reason, and routes the retry', async () => {
     await createWorkflow(makeWorkflow('fragile', {}, { filter: { 'repository.full_name': 'fragile/app' } }));
     const delivery = await signedWebhook('forge', pushPayload('fragile/app'), { deliveryId: randomUUID() });

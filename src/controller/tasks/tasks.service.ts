@@ -43,11 +43,22 @@ export class TasksService {
    * means the task is durably stored and will be dispatched.
    */
   async createTask(input: TaskTemplateInput, origin: TaskOrigin = {}): Promise<Task> {
+    const task = await this.tasks.insert(await this.prepareTask(input, origin));
+    this.wakeups.taskStored();
+    return task;
+  }
+
+  /**
+   * The row of a new `pending` task, validated and with its skills resolved, not yet
+   * stored: a caller that stores it inside its own transaction (`tasks.insert(values,
+   * manager)`) calls `taskStored()` after the commit.
+   */
+  async prepareTask(input: TaskTemplateInput, origin: TaskOrigin = {}): Promise<Partial<Task> & { guid: string }> {
     const template = await validTemplate(input);
     const skills = await this.resolveSkills(template.skills ?? []);
     const guid = randomUUID();
     if (template.brief_key !== undefined) await this.assertBriefExists(template.brief_key);
-    const task = await this.tasks.insert({
+    return {
       guid,
       status: 'pending',
       agentImage: template.agent_image,
@@ -64,9 +75,16 @@ export class TasksService {
       workflowId: origin.workflowId ?? null,
       deliveryId: origin.deliveryId ?? null,
       createdBy: origin.createdBy ?? null,
-    });
+    };
+  }
+
+  /** Wakes the dispatch loop for tasks stored by another service's transaction. */
+  taskStored(): void {
     this.wakeups.taskStored();
-    return task;
+  }
+
+  get repository(): TasksRepository {
+    return this.tasks;
   }
 
   async list(query: TaskListQuery): Promise<{ count: number; results: Task[] }> {

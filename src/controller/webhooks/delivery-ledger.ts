@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { FindOptionsWhere, QueryFailedError, Repository } from 'typeorm';
+import { EntityManager, FindOptionsWhere, QueryFailedError, Repository } from 'typeorm';
 import { DomainError } from '../../shared/errors/domain-error';
 import { PageRequest } from '../../shared/http/page';
 import { DeliveryOutcome, WebhookDelivery } from './webhook-delivery.entity';
@@ -33,6 +33,16 @@ export class DeliveryLedger {
       throw error;
     }
     return row;
+  }
+
+  /**
+   * Writes a delivery with its final outcome in one statement. The unique index on
+   * `dedup_key` decides "seen before" in that statement: a conflict answers null.
+   */
+  async recordOnce(fields: Partial<WebhookDelivery>, manager: EntityManager = this.deliveries.manager): Promise<boolean> {
+    const row = this.deliveries.create({ receivedAt: new Date(), finishedAt: new Date(), ...fields });
+    const result = await manager.createQueryBuilder().insert().into(WebhookDelivery).values(row).orIgnore().returning(['id']).execute();
+    return (result.raw as unknown[]).length > 0;
   }
 
   async finish(id: string, changes: Partial<WebhookDelivery>): Promise<void> {

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { DomainError } from '../../shared/errors/domain-error';
 import { TasksService, TaskTemplateInput } from '../tasks/tasks.service';
 import { fillBrief, pickWorkflow, WebhookEvent } from '../workflows/workflow-routing';
@@ -25,7 +26,51 @@ export class WebhookRouter {
     private readonly workflows: WorkflowsService,
     private readonly tasks: TasksService,
     private readonly ledger: DeliveryLedger,
+    private readonly db: DataSource,
   ) {}
+
+  /**
+   * Records a new delivery once, with its final outcome: ignored in one INSERT; routed in
+   * one transaction with its task. Answers null when the ledger already holds its dedup key.
+   */
+  async accept(row: Partial<WebhookDelivery> & { id: string }, workflow: Workflow | null, event: WebhookEvent): Promise<RoutedAnswer | null> {
+    if (!workflow) {
+      if (!(await this.ledger.recordOnce({ ...row, outcome: 'ignored', statusCode: 202 }))) return null;
+      return { status: 202, body: { status: 'ignored', routed_to: null } };
+    }
+    let stored: boolean;
+    let taskGuid: string;
+    try {
+      const values = await this.tasks.prepareTask(taskInput(workflow, event), { workflowId: workflow.id, deliveryId: row.id });
+      taskGuid = values.guid;
+      stored = await this.db.transaction(async (manager) => {
+        if (!(await this.ledger.recordOnce({ ...row, outcome: 'routed', statusCode: 200, taskGuid }, manager))) return false;
+        await this.tasks.repository.insert(values, manager);
+        return true;
+      });
+    } catch (error) {
+      // The failed delivery is kept without its dedup key, so the sender's retry is routed again.
+      const reason = error instanceof Error ? error.message : String(error);
+      await this.ledger
+        .recordOnce({ ...row, dedupKey: null, outcome: 'failed', statusCode: 503, error: `task creation failed: ${reason}` })
+        .catch(() => undefined);
+      throw this.unstored(row.id, workflow, error);
+    }
+    if (!stored) return null;
+    this.tasks.taskStored();
+    return { status: 200, body: { status: 'ok', routed_to: workflow.id, task_guid: taskGuid } };
+  }
+
+  private unstored(deliveryId: string, workflow: Workflow, error: unknown): DomainError {
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.error({ delivery: deliveryId, workflow: workflow.id, err: error }, 'The workflow task could not be created');
+    const shown = error instanceof DomainError ? `: ${reason}` : '';
+    return new DomainError(
+      'unavailable',
+      `The delivery matched workflow "${workflow.id}" but its task could not be created${shown}. Send it again to retry (delivery ${deliveryId}).`,
+      { details: { delivery: deliveryId, routed_to: workflow.id } },
+    );
+  }
 
   async match(event: WebhookEvent): Promise<Workflow | null> {
     return pickWorkflow(await this.workflows.routingCandidates(), event);

@@ -1,13 +1,22 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { CACHE, Cache } from '../../shared/cache/cache';
 import { DomainError } from '../../shared/errors/domain-error';
 import { WebhookEvent } from '../workflows/workflow-routing';
 import { DeliveryLedger } from './delivery-ledger';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { RoutedAnswer, WebhookRouter } from './webhook-router';
-import { detectDeliveryId, detectEvent, detectSource, HeaderBag, verifyWebhookSignature, WebhookSource } from './webhook-signatures';
+import { sourceAdapter } from './sources';
+import {
+  detectDeliveryId,
+  detectEvent,
+  detectSource,
+  HeaderBag,
+  verifyWebhookSignature,
+  WebhookSecrets,
+  WebhookSource,
+} from './webhook-signatures';
 
 export interface InboundWebhook {
   headers: HeaderBag;
@@ -20,11 +29,8 @@ export interface InboundWebhook {
 
 export type IngestAnswer =
   | RoutedAnswer
-  | { status: 200; body: { challenge: unknown } }
+  | { status: 200; body: Record<string, unknown> }
   | { status: 200; body: { status: 'duplicate'; routed_to: string | null } };
-
-/** How long a claimed delivery id holds off concurrent copies before the ledger alone decides. */
-const CLAIM_TTL_SECONDS = 120;
 
 interface Parsed {
   source: WebhookSource;
@@ -38,7 +44,6 @@ interface Parsed {
 export class WebhooksService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Inject(CACHE) private readonly cache: Cache,
     private readonly ledger: DeliveryLedger,
     private readonly router: WebhookRouter,
   ) {}
@@ -47,27 +52,18 @@ export class WebhooksService {
     const parsed = await this.parseOrReject(inbound);
     const { source, payload, event } = parsed;
     const base = { source, event, verified: parsed.verified, ...this.payloadFields(parsed.payloadText) };
-    if (source === 'chat' && payload.type === 'url_verification') {
+    const handshake = sourceAdapter(source).handshake?.(payload) ?? null;
+    if (handshake) {
       await this.ledger.record({ ...base, outcome: 'challenge', statusCode: 200, finishedAt: new Date() });
-      return { status: 200, body: { challenge: payload.challenge } };
+      return { status: 200, body: handshake };
     }
     const deliveryId = detectDeliveryId(source, inbound.headers, payload);
     const dedupKey = deliveryId ? `${source}:${deliveryId}` : null;
-    const claimKey = `webhooks:claim:${dedupKey}`;
-    if (dedupKey && !(await this.claim(claimKey))) return this.duplicate(base, deliveryId, dedupKey);
-
     const webhookEvent: WebhookEvent = { source, event, payload };
-    try {
-      const workflow = await this.router.match(webhookEvent);
-      const row = await this.ledger.record({ ...base, deliveryId, dedupKey, workflowId: workflow?.id ?? null, outcome: 'received' });
-      if (!row) return await this.duplicate(base, deliveryId, dedupKey!);
-      return await this.router.run(row, workflow, webhookEvent, { linkTo: row.id });
-    } catch (error) {
-      // A delivery that failed is not "seen": the sender's retry must be routed again. The
-      // ledger's unique index still answers for one whose task was created.
-      if (dedupKey) await this.cache.delete(claimKey).catch(() => undefined);
-      throw error;
-    }
+    const workflow = await this.router.match(webhookEvent);
+    const row = { ...base, id: randomUUID(), deliveryId, dedupKey, workflowId: workflow?.id ?? null };
+    const answer = await this.router.accept(row, workflow, webhookEvent);
+    return answer ?? (await this.duplicate(base, deliveryId, dedupKey!));
   }
 
   /** Checks, in the contract's order, everything that can refuse a delivery; refusals are recorded. */
@@ -80,7 +76,7 @@ export class WebhooksService {
         source,
         headers: inbound.headers,
         rawBody: inbound.rawBody,
-        secrets: { forge: this.config.forgeWebhookSecret, chat: this.config.chatSigningSecret, custom: this.config.customWebhookSecret },
+        secrets: this.secrets(),
         production: this.config.production,
       });
       const { payload, payloadText } = readPayload(inbound);
@@ -101,13 +97,8 @@ export class WebhooksService {
     }
   }
 
-  /** True when this request holds the delivery id now; a cache that is down leaves it to the ledger. */
-  private async claim(key: string): Promise<boolean> {
-    try {
-      return await this.cache.setIfAbsent(key, String(process.pid), CLAIM_TTL_SECONDS);
-    } catch {
-      return true;
-    }
+  private secrets(): WebhookSecrets {
+    return { forge: this.config.forgeWebhookSecret, chat: this.config.chatSigningSecret, custom: this.config.customWebhookSecret };
   }
 
   private async duplicate(base: Partial<WebhookDelivery>, deliveryId: string | null, dedupKey: string): Promise<IngestAnswer> {

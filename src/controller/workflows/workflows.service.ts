@@ -5,6 +5,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { Page, PageRequest, toPage } from '../../shared/http/page';
+import { WorkflowRoutingCache } from './workflow-routing-cache';
 import { CreateWorkflowDto, WorkflowBodyDto, WorkflowTaskTemplateDto } from './workflows.dto';
 import { StoredTaskTemplate, StoredTrigger, Workflow } from './workflows.entity';
 
@@ -57,6 +58,7 @@ export class WorkflowsService {
   constructor(
     @InjectRepository(Workflow) private readonly workflows: Repository<Workflow>,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly routing: WorkflowRoutingCache,
   ) {}
 
   async create(body: CreateWorkflowDto): Promise<WorkflowView> {
@@ -77,6 +79,7 @@ export class WorkflowsService {
       }
       throw error;
     }
+    await this.routing.changed();
     return toWorkflowView(await this.get(body.id));
   }
 
@@ -90,11 +93,14 @@ export class WorkflowsService {
       triggers: storedTriggers(body),
       taskTemplate: storedTemplate(body.task_template),
     });
-    return toWorkflowView(await this.workflows.save(workflow));
+    const saved = await this.workflows.save(workflow);
+    await this.routing.changed();
+    return toWorkflowView(saved);
   }
 
   async remove(id: string): Promise<void> {
     const result = await this.workflows.delete({ id });
+    await this.routing.changed();
     if (!result.affected) throw DomainError.notFound(`Workflow "${id}"`);
   }
 
@@ -115,6 +121,6 @@ export class WorkflowsService {
 
   /** The workflows an event may be routed to, in routing order. */
   routingCandidates(): Promise<Workflow[]> {
-    return this.workflows.find({ where: { enabled: true }, order: { priority: 'ASC', createdAt: 'ASC', id: 'ASC' } });
+    return this.routing.get();
   }
 }

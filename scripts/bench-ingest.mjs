@@ -1,0 +1,210 @@
+#!/usr/bin/env node
+// Webhook ingest throughput and latency, beside a same-run bare baseline:
+//  A. baseline: a bare node:http server that checks one HMAC and INSERTs one row per request;
+//  B. ignored: signed forge pushes with unique delivery ids that no workflow matches (202);
+//  C. routed: signed forge pushes that a workflow matches, each storing its task (200);
+//  D. callbacks: signed final callbacks for those tasks, once a fake dispatcher (an HTTP
+//     server here that keeps each task's callback_token and answers 201) has taken them.
+// Needs local PostgreSQL (127.0.0.1:5432, user postgres) and Redis (REDIS_URL, default
+// redis://127.0.0.1:6379). Run `npm run build` first.
+import { fork } from 'node:child_process';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { bootServer, database, freePort, percentile, secret } from './bench-lib.mjs';
+
+const count = Number(process.env.BENCH_INGEST_REQUESTS ?? 4000);
+const connections = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 64);
+const warmup = 200;
+const FORGE_SECRET = secret();
+const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function forgePush(repository) {
+  const body = JSON.stringify({ ref: 'refs/heads/main', after: randomUUID(), repository: { full_name: repository }, pusher: { name: 'bench' } });
+  const signature = `sha256=${createHmac('sha256', FORGE_SECRET).update(body).digest('hex')}`;
+  return { body, headers: { 'x-github-event': 'push', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signature } };
+}
+
+/** `total` POSTs over `width` keep-alive connections, each sending its next when answered. */
+async function load(url, total, width, request) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: width });
+  const latencies = [];
+  const statuses = new Map();
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < total) {
+      next++;
+      const { body, headers, url: target } = request();
+      const t0 = performance.now();
+      const status = await post(agent, target ?? url, body, headers).catch(() => 'error');
+      latencies.push(performance.now() - t0);
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    }
+  }));
+  agent.destroy();
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
+}
+
+function post(agent, url, body, headers) {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = http.request({ hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** The baseline server (child process side): one HMAC check, one INSERT. */
+async function baselineServer() {
+  const pool = new pg.Pool({ connectionString: process.env.BASELINE_DATABASE_URL, max: 10 });
+  await pool.query('CREATE TABLE bench_deliveries (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body jsonb NOT NULL, received_at timestamptz NOT NULL DEFAULT now())');
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      const expected = Buffer.from(`sha256=${createHmac('sha256', process.env.BASELINE_SECRET).update(raw).digest('hex')}`);
+      const given = Buffer.from(String(req.headers['x-hub-signature-256'] ?? ''));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.writeHead(401).end();
+      try {
+        await pool.query('INSERT INTO bench_deliveries (body) VALUES ($1)', [JSON.parse(raw.toString('utf8'))]);
+        res.writeHead(202, { 'content-type': 'application/json' }).end('{"status":"ignored"}');
+      } catch {
+        res.writeHead(503).end();
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('disconnect', () => server.close(() => void pool.end().finally(() => process.exit(0))));
+}
+
+async function baseline(db) {
+  const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], {
+    env: { ...process.env, BASELINE_DATABASE_URL: db.url, BASELINE_SECRET: FORGE_SECRET },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const { port } = await new Promise((resolve) => child.once('message', resolve));
+    const url = `http://127.0.0.1:${port}/`;
+    await load(url, warmup, connections, () => forgePush('bench/ignored'));
+    return await load(url, count, connections, () => forgePush('bench/ignored'));
+  } finally {
+    child.disconnect();
+  }
+}
+
+async function controller(db, work) {
+  const port = await freePort();
+  const token = secret();
+  const base = `http://127.0.0.1:${port}`;
+  const server = await bootServer({
+    ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: path.join(work, 'controller'), DATABASE_URL: db.url, REDIS_URL: redisUrl,
+    CONTROLLER_PORT: String(port), API_TOKEN: token, FORGE_WEBHOOK_SECRET: FORGE_SECRET, CALLBACK_SIGNING_KEY: CALLBACK_KEY,
+  }, `${base}/health/`);
+  try {
+    const url = `${base}/api/v1/webhooks/`;
+    await load(url, warmup, connections, () => forgePush('bench/ignored'));
+    const ignored = await load(url, count, connections, () => forgePush('bench/ignored'));
+    const workflow = {
+      id: 'bench-routed', triggers: [{ source: 'forge', event: 'push', filter: { 'repository.full_name': 'bench/routed' } }],
+      task_template: { agent_image: 'bench/checkin', runtime_target: { type: 'local', namespace: '' }, timeout_seconds: 600, brief: { after: '{{payload.after}}' } },
+    };
+    const created = await fetch(`${base}/api/v1/workflows/`, { method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(workflow) });
+    if (created.status !== 201) throw new Error(`workflow not created: ${created.status} ${await created.text()}`);
+    const routed = await load(url, count, connections, () => forgePush('bench/routed'));
+    const callbacks = await benchCallbacks(base, token);
+    return { ignored, routed, callbacks };
+  } finally {
+    await server.stop();
+  }
+}
+
+const CALLBACK_KEY = secret();
+
+/** A dispatcher that takes every task at once and keeps its callback token. */
+async function fakeDispatcher() {
+  const tokens = new Map();
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const task = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+      if (task.task_id) tokens.set(task.task_id, task.callback_token);
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, data: { task_id: task.task_id, status: 'pending' } }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, tokens, close: () => server.close() };
+}
+
+async function benchCallbacks(base, token) {
+  const dispatcher = await fakeDispatcher();
+  try {
+    const checkin = await fetch(`${base}/api/v1/dispatchers/checkin/`, {
+      method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench', endpoint_url: dispatcher.url, backends: ['local'], api_key: secret() }),
+    });
+    if (checkin.status >= 300) throw new Error(`check-in refused: ${checkin.status} ${await checkin.text()}`);
+    const deadline = Date.now() + 120_000;
+    while (dispatcher.tokens.size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    const taken = [...dispatcher.tokens];
+    let next = 0;
+    return await load(base, taken.length, connections, () => {
+      const [guid, callbackToken] = taken[next++];
+      const body = JSON.stringify({ status: 'completed', exit_code: 0, result_key: `results/${guid}/result.json` });
+      const signature = `sha256=${createHmac('sha256', CALLBACK_KEY).update(body).digest('hex')}`;
+      return { url: `${base}/api/v1/tasks/${guid}/callback/`, body, headers: { authorization: `Bearer ${callbackToken}`, 'x-service-signature': signature } };
+    });
+  } finally {
+    dispatcher.close();
+  }
+}
+
+const ms = (value) => `${value.toFixed(1)} ms`;
+const tally = (statuses) => [...statuses].map(([status, n]) => `${status} x${n}`).join(', ');
+
+function report(name, figures, base, target) {
+  const share = (100 * figures.rate) / base.rate;
+  console.log(`${name}: ${figures.rate.toFixed(0)} requests/s, p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)} (${tally(figures.statuses)})`);
+  console.log(`   ${share.toFixed(0)}% of baseline rps, p99 ${(figures.p99 / base.p99).toFixed(1)}x baseline's (target: ${target})`);
+}
+
+async function main() {
+  const work = mkdtempSync(path.join(tmpdir(), 'bench-ingest-'));
+  const databases = [await database(), await database()];
+  try {
+    if (!databases[0].url) throw new Error('bench-ingest needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+    console.log(`${count} signed forge pushes per section, ${connections} keep-alive connections, after ${warmup} warm-up; PostgreSQL local, Redis ${redisUrl}`);
+    const base = await baseline(databases[0]);
+    console.log(`A. baseline (bare node:http, one HMAC, one INSERT): ${base.rate.toFixed(0)} requests/s, p50 ${ms(base.p50)}, p99 ${ms(base.p99)} (${tally(base.statuses)})`);
+    const { ignored, routed, callbacks } = await controller(databases[1], work);
+    report('B. ignored webhook ingest (202)', ignored, base, '>= 50% rps, p99 <= 3x');
+    report('C. routed webhook ingest (200, task stored)', routed, base, '>= 35% rps');
+    report('D. signed task callbacks (200)', callbacks, base, '>= 50% rps');
+  } finally {
+    for (const db of databases) await db.drop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--baseline-server') {
+  baselineServer().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+} else {
+  main().catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
