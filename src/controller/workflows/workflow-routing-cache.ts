@@ -1,16 +1,15 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Client } from 'pg';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
+import { PgListener } from '../../shared/database/pg-listener';
 import { Workflow } from './workflows.entity';
 
 /** How often a replica asks whether any replica changed a workflow. */
 const VERSION_CHECK_MS = 1000;
 /** Notified by the replica that changed a workflow; the version check covers a lost listener. */
 export const WORKFLOWS_CHANGED_CHANNEL = 'controller_workflows_changed';
-const RECONNECT_MS = [500, 1000, 2000, 5000];
 
 /**
  * The enabled workflows in routing order, held in memory so a delivery costs no query.
@@ -24,9 +23,7 @@ export class WorkflowRoutingCache implements OnApplicationBootstrap, OnModuleDes
   private candidates: Promise<Workflow[]> | null = null;
   private version: string | null = null;
   private timer: NodeJS.Timeout | null = null;
-  private listener?: Client;
-  private stopped = false;
-  private attempt = 0;
+  private listener?: PgListener;
 
   constructor(
     @InjectRepository(Workflow) private readonly workflows: Repository<Workflow>,
@@ -35,7 +32,9 @@ export class WorkflowRoutingCache implements OnApplicationBootstrap, OnModuleDes
 
   async onApplicationBootstrap(): Promise<void> {
     if (this.config.databaseEmbedded || !this.config.databaseUrl) return;
-    await this.listen();
+    // Any notification, or a reconnect after which one may have been missed, drops the list.
+    this.listener = new PgListener(this.config.databaseUrl, WORKFLOWS_CHANGED_CHANNEL, () => this.invalidate(), this.logger);
+    await this.listener.start();
   }
 
   /** Enabled workflows, lowest priority number first, then oldest. */
@@ -65,37 +64,9 @@ export class WorkflowRoutingCache implements OnApplicationBootstrap, OnModuleDes
   }
 
   async onModuleDestroy(): Promise<void> {
-    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.listener?.end().catch(() => undefined);
-  }
-
-  private async listen(): Promise<void> {
-    const client = new Client({ connectionString: this.config.databaseUrl!, application_name: 'agent-tasks-controller-workflows' });
-    client.on('notification', () => this.invalidate());
-    client.on('error', (error) => this.logger.warn({ err: error }, 'The workflow change listener lost its connection'));
-    client.on('end', () => this.reconnect(client));
-    this.listener = client;
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${WORKFLOWS_CHANGED_CHANNEL}`);
-      this.attempt = 0;
-      // Changes made while the listener was away are in the database now.
-      this.invalidate();
-    } catch (error) {
-      this.logger.warn({ err: error }, 'The workflow change listener could not connect; the version check covers it');
-      await client.end().catch(() => undefined);
-      this.reconnect(client);
-    }
-  }
-
-  /** Once per lost connection: `end` and a failed connect may both report the same one. */
-  private reconnect(client: Client): void {
-    if (this.stopped || client !== this.listener) return;
-    this.listener = undefined;
-    const delay = RECONNECT_MS[Math.min(this.attempt++, RECONNECT_MS.length - 1)];
-    setTimeout(() => void this.listen(), delay).unref();
+    await this.listener?.stop();
   }
 
   private async load(): Promise<Workflow[]> {

@@ -1,0 +1,68 @@
+import { Logger } from '@nestjs/common';
+import { Client } from 'pg';
+
+const RECONNECT_MS = [500, 1000, 2000, 5000];
+
+/**
+ * One plain `pg` connection that LISTENs on a channel (a pooled connection cannot hold
+ * LISTEN) and can NOTIFY on it. When the connection drops it reconnects with backoff and
+ * calls `onNotify` once connected again, since notifications sent meanwhile are lost: the
+ * callers treat that as "something may have changed". Written here rather than taken from
+ * a library because it is these thirty lines on top of `pg`, which the project has.
+ */
+export class PgListener {
+  private client?: Client;
+  private stopped = false;
+  private attempt = 0;
+
+  constructor(
+    private readonly url: string,
+    private readonly channel: string,
+    private readonly onNotify: (payload: string | undefined) => void,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): Promise<void> {
+    return this.connect();
+  }
+
+  /** True while connected. */
+  get connected(): boolean {
+    return this.client !== undefined;
+  }
+
+  async notify(payload: string): Promise<void> {
+    await this.client?.query('SELECT pg_notify($1, $2)', [this.channel, payload]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    const client = new Client({ connectionString: this.url, application_name: `agent-tasks-${this.channel}` });
+    client.on('notification', (message) => this.onNotify(message.payload));
+    client.on('error', (error) => this.logger.warn({ err: error }, `The ${this.channel} listener lost its connection`));
+    client.on('end', () => this.reconnect(client));
+    this.client = client;
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${this.channel}`);
+      this.attempt = 0;
+      this.onNotify(undefined);
+    } catch (error) {
+      this.logger.warn({ err: error }, `The ${this.channel} listener could not connect; trying again`);
+      await client.end().catch(() => undefined);
+      this.reconnect(client);
+    }
+  }
+
+  /** Once per lost connection: `end` and a failed connect may both report the same one. */
+  private reconnect(client: Client): void {
+    if (this.stopped || client !== this.client) return;
+    this.client = undefined;
+    const delay = RECONNECT_MS[Math.min(this.attempt++, RECONNECT_MS.length - 1)];
+    setTimeout(() => void this.connect(), delay).unref();
+  }
+}
