@@ -93,12 +93,24 @@ describe('controller tasks API', () => {
     expect(page.body.count).toBe(2);
     expect(page.body.results.map((t: { guid: string }) => t.guid)).toEqual([fromWorkflow[1].guid]);
     expect(page.body.results[0]).toMatchObject({ workflow: 'nightly-review', delivery_id: 'delivery-1' });
+    expect(page.body.count_estimated).toBe(false);
     expect(page.body.previous).toBeNull();
-    expect(page.body.next).toBe(`${system.controllerUrl}/api/v1/tasks/?limit=1&offset=1&workflow=nightly-review`);
+    expect(page.body.next).toMatch(new RegExp(`^${system.controllerUrl}/api/v1/tasks/\\?workflow=nightly-review&limit=1&cursor=[A-Za-z0-9_-]+$`));
     const second = await http('GET', page.body.next, { headers: operator(system) });
     expect(second.body.results.map((t: { guid: string }) => t.guid)).toEqual([fromWorkflow[0].guid]);
     expect(second.body.next).toBeNull();
-    expect(second.body.previous).toBe(`${system.controllerUrl}/api/v1/tasks/?limit=1&offset=0&workflow=nightly-review`);
+    const back = await http('GET', second.body.previous, { headers: operator(system) });
+    expect(back.body).toMatchObject({ count: 2, previous: null, results: [{ guid: fromWorkflow[1].guid }] });
+    const byOffset = await http('GET', url('?workflow=nightly-review&limit=1&offset=1'), { headers: operator(system) });
+    expect(byOffset.body.results.map((t: { guid: string }) => t.guid)).toEqual([fromWorkflow[0].guid]);
+    expect((await http('GET', byOffset.body.previous, { headers: operator(system) })).body.results[0].guid).toBe(fromWorkflow[1].guid);
+    const exact = await http('GET', url('?workflow=nightly-review&limit=1&count=exact'), { headers: operator(system) });
+    expect(exact.body).toMatchObject({ count: 2, count_estimated: false });
+    expect(exact.body.next).toContain('count=exact');
+    const forged = await http('GET', url('?cursor=bm90LWEtY3Vyc29y'), { headers: operator(system) });
+    expect(forged.status).toBe(400);
+    expect(forged.body.errors.cursor[0]).toContain('not a cursor');
+    expect((await http('GET', url('?count=all'), { headers: operator(system) })).status).toBe(400);
 
     const done = await http('GET', url('?status=completed'), { headers: operator(system) });
     expect(done.body).toMatchObject({ count: 0, results: [] });

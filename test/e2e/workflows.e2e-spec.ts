@@ -91,7 +91,9 @@ describe('workflows API', () => {
     expect(runs.body.count).toBe(3);
     expect(runs.body.results.map((task: { guid: string }) => task.guid)).toEqual([guids[2], guids[1]]);
     expect(runs.body.results[0]).toMatchObject({ workflow: 'runs', status: 'pending', agent_image: 'agent-examples/echo' });
-    expect(runs.body.next).toContain('offset=2');
+    expect(runs.body.next).toContain('/api/v1/workflows/runs/runs/?limit=2&cursor=');
+    const older = await http('GET', runs.body.next.replace(system.config.publicUrl, system.controllerUrl), { headers: auth });
+    expect(older.body).toMatchObject({ count: 3, next: null, results: [{ guid: guids[0] }] });
     expect((await http('GET', url('nothing/runs/'), { headers: auth })).status).toBe(404);
   });
 });

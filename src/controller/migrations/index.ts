@@ -5,6 +5,7 @@ import { CreateSkills1740000000000 } from './1740000000000-CreateSkills';
 import { CreateWorkflows1750700000000 } from './1750700000000-CreateWorkflows';
 import { CreateWebhookDeliveries1750700000001 } from './1750700000001-CreateWebhookDeliveries';
 import { TaskPipeline1760000000000 } from './1760000000000-TaskPipeline';
+import { KeysetListIndexes1770000000000 } from './1770000000000-KeysetListIndexes';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -15,4 +16,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   CreateWorkflows1750700000000,
   CreateWebhookDeliveries1750700000001,
   TaskPipeline1760000000000,
+  KeysetListIndexes1770000000000,
 ];

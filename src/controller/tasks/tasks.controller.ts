@@ -6,12 +6,11 @@ import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
 import type { Principal } from '../auth/auth.decorators';
 import { CallbackAuth, CallbackTask } from './callback-auth.guard';
 import { TaskCallbacksService } from './task-callbacks.service';
-import { taskView } from './task-view';
+import { CursorPage, keysetRequest, toCursorPage } from '../../shared/http/page';
+import { taskView, TaskView } from './task-view';
 import { ListTasksQueryDto, TaskCallbackDto, TaskProgressDto, TaskTemplateDto } from './tasks.dto';
 import { Task } from './tasks.entity';
 import { TasksService } from './tasks.service';
-
-const DEFAULT_LIMIT = 50;
 
 @ApiTags('tasks')
 @Controller('api/v1/tasks')
@@ -30,24 +29,16 @@ export class TasksController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List tasks, newest first: {count, next, previous, results}' })
+  @ApiOperation({ summary: 'List tasks, newest first: {count, count_estimated, next, previous, results}; next and previous carry a cursor' })
   @OperatorOrScope('tasks:read')
-  async list(@Query() query: ListTasksQueryDto) {
-    const limit = query.limit ?? DEFAULT_LIMIT;
-    const offset = query.offset ?? 0;
-    const { count, results } = await this.tasks.list({ limit, offset, status: query.status, workflow: query.workflow });
-    const page = (at: number) => {
-      const params = new URLSearchParams({ limit: String(limit), offset: String(at) });
-      if (query.status) params.set('status', query.status);
-      if (query.workflow) params.set('workflow', query.workflow);
-      return `${this.config.publicUrl}/api/v1/tasks/?${params.toString()}`;
-    };
-    return {
-      count,
-      next: offset + limit < count ? page(offset + limit) : null,
-      previous: offset > 0 ? page(Math.max(offset - limit, 0)) : null,
-      results: results.map(taskView),
-    };
+  async list(@Query() query: ListTasksQueryDto): Promise<CursorPage<TaskView>> {
+    const request = keysetRequest(query);
+    const page = await this.tasks.list({ ...request, status: query.status, workflow: query.workflow });
+    return toCursorPage(page, page.items.map(taskView), request, {
+      baseUrl: this.config.publicUrl,
+      path: '/api/v1/tasks/',
+      query: { status: query.status, workflow: query.workflow },
+    });
   }
 
   @Get(':guid')

@@ -16,7 +16,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { KeysetPageQueryDto } from '../../shared/http/page-query.dto';
 import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsStringMap } from '../../shared/validation/maps';
 import { IsInt32 } from '../../shared/validation/int32';
@@ -144,7 +144,7 @@ export class TaskTemplateDto extends TaskTemplateFieldsDto {
   dispatcher?: string;
 }
 
-export class ListTasksQueryDto extends PageQueryDto {
+export class ListTasksQueryDto extends KeysetPageQueryDto {
   @ApiPropertyOptional({ enum: TASK_STATUSES })
   @IsOptional()
   @IsIn(TASK_STATUSES)

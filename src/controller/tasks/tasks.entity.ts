@@ -27,10 +27,10 @@ export interface TaskProgress {
 
 /** A controller task: what to run, where it was sent, and what came back. */
 @Entity({ name: 'tasks' })
-@Index('tasks_status_idx', ['status'])
-@Index('tasks_workflow_idx', ['workflowId'])
+@Index('tasks_status_created_idx', ['status', 'createdAt', 'guid'])
+@Index('tasks_workflow_created_idx', ['workflowId', 'createdAt', 'guid'])
 // The migration builds this one as ("created_at" DESC); TypeORM has no per-column order.
-@Index('tasks_created_at_idx', ['createdAt'])
+@Index('tasks_created_idx', ['createdAt', 'guid'])
 @Index('tasks_open_deadline_idx', ['deadlineAt'], { where: `"status" IN ('dispatched', 'running')` })
 @Index('tasks_pending_arrival_idx', ['createdAt', 'guid'], { where: `"status" = 'pending'` })
 @Index('tasks_open_dispatcher_idx', ['dispatcherGuid'], { where: `"status" IN ('dispatched', 'running')` })

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, FindOptionsWhere, UpdateQueryBuilder } from 'typeorm';
+import { DataSource, EntityManager, UpdateQueryBuilder } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { isFinal, statusesBefore } from './task-state';
 import { Task, TaskStatus } from './tasks.entity';
 
@@ -27,9 +28,7 @@ export interface MoveOptions {
   stay?: boolean;
 }
 
-export interface TaskListQuery {
-  limit: number;
-  offset: number;
+export interface TaskListQuery extends KeysetRequest {
   status?: TaskStatus;
   workflow?: string;
 }
@@ -64,16 +63,12 @@ export class TasksRepository {
     return this.db.getRepository(Task).findOneBy({ guid });
   }
 
-  list(query: TaskListQuery): Promise<[Task[], number]> {
-    const where: FindOptionsWhere<Task> = {};
-    if (query.status) where.status = query.status;
-    if (query.workflow) where.workflowId = query.workflow;
-    return this.db.getRepository(Task).findAndCount({
-      where,
-      order: { createdAt: 'DESC', guid: 'ASC' },
-      take: query.limit,
-      skip: query.offset,
-    });
+  /** Newest first, paged by `(created_at, guid)`; each filter has an index in that order. */
+  list(query: TaskListQuery): Promise<KeysetPage<Task>> {
+    const tasks = this.db.getRepository(Task).createQueryBuilder('t');
+    if (query.status) tasks.andWhere('t.status = :status', { status: query.status });
+    if (query.workflow) tasks.andWhere('t.workflow_id = :workflow', { workflow: query.workflow });
+    return keysetPage(tasks, { time: 't.created_at', id: 't.guid' }, query);
   }
 
   /**

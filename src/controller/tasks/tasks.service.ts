@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { isUUID, validate } from 'class-validator';
+import { KeysetPage } from '../../shared/database/keyset-page';
 import { DomainError } from '../../shared/errors/domain-error';
 import { fieldErrors } from '../../shared/errors/validation';
 import { hideReservedKeys, restoreReservedKeys } from '../../shared/validation/reserved-keys';
@@ -87,9 +88,8 @@ export class TasksService {
     return this.tasks;
   }
 
-  async list(query: TaskListQuery): Promise<{ count: number; results: Task[] }> {
-    const [results, count] = await this.tasks.list(query);
-    return { count, results };
+  list(query: TaskListQuery): Promise<KeysetPage<Task>> {
+    return this.tasks.list(query);
   }
 
   async get(guid: string): Promise<Task> {

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
-import { Page, PageRequest, toPage } from '../../shared/http/page';
+import { KeysetRequest } from '../../shared/database/keyset-page';
+import { CursorPage, toCursorPage } from '../../shared/http/page';
 import { DeliveryFilters, DeliveryLedger } from './delivery-ledger';
 import { WebhookDelivery } from './webhook-delivery.entity';
 import { RoutedAnswer, WebhookRouter } from './webhook-router';
@@ -67,9 +68,9 @@ export class DeliveriesService {
     private readonly router: WebhookRouter,
   ) {}
 
-  async list(filters: DeliveryFilters, page: PageRequest): Promise<Page<DeliveryView>> {
-    const [rows, count] = await this.ledger.list(filters, page);
-    return toPage(rows.map((row) => toDeliveryView(row)), count, page, {
+  async list(filters: DeliveryFilters, request: KeysetRequest): Promise<CursorPage<DeliveryView>> {
+    const page = await this.ledger.list(filters, request);
+    return toCursorPage(page, page.items.map((row) => toDeliveryView(row)), request, {
       baseUrl: this.config.publicUrl,
       path: '/api/v1/webhooks/deliveries/',
       query: { ...filters },

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, FindOptionsWhere, QueryFailedError, Repository } from 'typeorm';
+import { EntityManager, QueryFailedError, Repository } from 'typeorm';
 import { DomainError } from '../../shared/errors/domain-error';
-import { PageRequest } from '../../shared/http/page';
+import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { DeliveryOutcome, WebhookDelivery } from './webhook-delivery.entity';
 
 export interface DeliveryFilters {
@@ -60,13 +60,13 @@ export class DeliveryLedger {
     return row;
   }
 
-  /** Newest first. */
-  list(filters: DeliveryFilters, page: PageRequest): Promise<[WebhookDelivery[], number]> {
-    const where: FindOptionsWhere<WebhookDelivery> = {};
-    if (filters.source) where.source = filters.source;
-    if (filters.event) where.event = filters.event;
-    if (filters.outcome) where.outcome = filters.outcome;
-    if (filters.workflow) where.workflowId = filters.workflow;
-    return this.deliveries.findAndCount({ where, order: { receivedAt: 'DESC', id: 'ASC' }, take: page.limit, skip: page.offset });
+  /** Newest first, paged by `(received_at, id)`; each filter has an index in that order. */
+  list(filters: DeliveryFilters, request: KeysetRequest): Promise<KeysetPage<WebhookDelivery>> {
+    const rows = this.deliveries.createQueryBuilder('d');
+    if (filters.source) rows.andWhere('d.source = :source', { source: filters.source });
+    if (filters.event) rows.andWhere('d.event = :event', { event: filters.event });
+    if (filters.outcome) rows.andWhere('d.outcome = :outcome', { outcome: filters.outcome });
+    if (filters.workflow) rows.andWhere('d.workflow_id = :workflow', { workflow: filters.workflow });
+    return keysetPage(rows, { time: 'd.received_at', id: 'd.id' }, request);
   }
 }

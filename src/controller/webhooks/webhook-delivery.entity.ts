@@ -8,8 +8,10 @@ export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 // The durable record of "seen before": one accepted delivery per sender delivery id.
 @Index('webhook_deliveries_dedup_key_uq', ['dedupKey'], { unique: true, where: '"dedup_key" IS NOT NULL' })
 // The migration builds this one as ("received_at" DESC); TypeORM has no per-column order.
-@Index('webhook_deliveries_received_idx', ['receivedAt'])
-@Index('webhook_deliveries_workflow_idx', ['workflowId'])
+@Index('webhook_deliveries_received_id_idx', ['receivedAt', 'id'])
+@Index('webhook_deliveries_workflow_received_idx', ['workflowId', 'receivedAt', 'id'])
+@Index('webhook_deliveries_outcome_received_idx', ['outcome', 'receivedAt', 'id'])
+@Index('webhook_deliveries_event_received_idx', ['event', 'receivedAt', 'id'])
 @Check('webhook_deliveries_outcome_check', `"outcome" IN (${DELIVERY_OUTCOMES.map((outcome) => `'${outcome}'`).join(', ')})`)
 export class WebhookDelivery {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'webhook_deliveries_pkey' })

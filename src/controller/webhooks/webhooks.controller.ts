@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { pageRequest } from '../../shared/http/page';
+import { keysetRequest } from '../../shared/http/page';
 import type { RawBodyRequest } from '../../shared/http/configure-app';
 import { CurrentPrincipal, OperatorOnly, OperatorOrScope, Principal } from '../auth/auth.decorators';
 import { DeliveriesService } from './deliveries.service';
@@ -32,8 +32,8 @@ export class WebhooksController {
   @Get('deliveries')
   @OperatorOrScope('webhooks:read')
   list(@Query() query: ListDeliveriesQueryDto) {
-    const { limit, offset, ...filters } = query;
-    return this.deliveries.list(filters, pageRequest({ limit, offset }));
+    const { limit, offset, cursor, count, ...filters } = query;
+    return this.deliveries.list(filters, keysetRequest({ limit, offset, cursor, count }));
   }
 
   @Get('deliveries/:id')

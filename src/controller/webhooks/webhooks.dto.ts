@@ -1,10 +1,10 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
-import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { KeysetPageQueryDto } from '../../shared/http/page-query.dto';
 import { DELIVERY_OUTCOMES, DeliveryOutcome } from './webhook-delivery.entity';
 import { WEBHOOK_SOURCES } from './webhook-signatures';
 
-export class ListDeliveriesQueryDto extends PageQueryDto {
+export class ListDeliveriesQueryDto extends KeysetPageQueryDto {
   @ApiPropertyOptional({ enum: WEBHOOK_SOURCES })
   @IsOptional()
   @IsString()

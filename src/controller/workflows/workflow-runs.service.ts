@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { Page, PageRequest, toPage } from '../../shared/http/page';
+import { KeysetRequest } from '../../shared/database/keyset-page';
+import { CursorPage, toCursorPage } from '../../shared/http/page';
 import { taskView, TaskView } from '../tasks/task-view';
 import { TasksService } from '../tasks/tasks.service';
 import { WorkflowsService } from './workflows.service';
@@ -15,10 +16,10 @@ export class WorkflowRunsService {
     private readonly tasks: TasksService,
   ) {}
 
-  async list(workflowId: string, page: PageRequest): Promise<Page<TaskView>> {
+  async list(workflowId: string, request: KeysetRequest): Promise<CursorPage<TaskView>> {
     await this.workflows.get(workflowId);
-    const { count, results } = await this.tasks.list({ ...page, workflow: workflowId });
-    return toPage(results.map(taskView), count, page, {
+    const page = await this.tasks.list({ ...request, workflow: workflowId });
+    return toCursorPage(page, page.items.map(taskView), request, {
       baseUrl: this.config.publicUrl,
       path: `/api/v1/workflows/${encodeURIComponent(workflowId)}/runs/`,
     });

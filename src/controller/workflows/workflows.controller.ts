@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { Page, pageRequest } from '../../shared/http/page';
-import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { keysetRequest, Page, pageRequest } from '../../shared/http/page';
+import { KeysetPageQueryDto, PageQueryDto } from '../../shared/http/page-query.dto';
 import { OperatorOrScope } from '../auth/auth.decorators';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { CreateWorkflowDto, WorkflowBodyDto } from './workflows.dto';
@@ -48,7 +48,7 @@ export class WorkflowsController {
 
   @Get(':id/runs')
   @OperatorOrScope('workflows:read')
-  listRuns(@Param('id') id: string, @Query() query: PageQueryDto) {
-    return this.runs.list(id, pageRequest(query));
+  listRuns(@Param('id') id: string, @Query() query: KeysetPageQueryDto) {
+    return this.runs.list(id, keysetRequest(query));
   }
 }

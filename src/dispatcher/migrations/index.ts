@@ -2,6 +2,7 @@ import { CreateTasksAndCallbackOutbox1710000000000 } from './1710000000000-Creat
 import { OrderPendingTasksByArrival1710000000001 } from './1710000000001-OrderPendingTasksByArrival';
 import { AddRuntimeOwner1710000000002 } from './1710000000002-AddRuntimeOwner';
 import { AddCallbackClaimant1710000000003 } from './1710000000003-AddCallbackClaimant';
+import { StatusListIndex1710000000004 } from './1710000000004-StatusListIndex';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
@@ -9,4 +10,5 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   OrderPendingTasksByArrival1710000000001,
   AddRuntimeOwner1710000000002,
   AddCallbackClaimant1710000000003,
+  StatusListIndex1710000000004,
 ];

@@ -13,7 +13,7 @@ import { TaskStatus } from './task-state';
 @Index('tasks_pending_arrival', ['createdAt', 'seq'], { where: `"status" = 'pending'` })
 @Index('tasks_active_deadline', ['deadlineAt'], { where: `"status" IN ('starting', 'running')` })
 @Index('tasks_created_at', ['createdAt', 'seq'])
-@Index('tasks_status_created_at', ['status', 'createdAt'])
+@Index('tasks_status_created_seq', ['status', 'createdAt', 'seq'])
 @Check('tasks_timeout_seconds_check', `"timeout_seconds" BETWEEN 1 AND 86400`)
 @Check('tasks_status_check', `"status" IN ('pending', 'starting', 'running', 'completed', 'failed', 'timed_out', 'cancelled')`)
 export class TaskEntity {

@@ -1,0 +1,168 @@
+import type { ObjectLiteral, SelectQueryBuilder } from 'typeorm';
+
+/**
+ * Keyset pagination for lists ordered newest first by `(time, id)`. A page is found by
+ * walking an index from a row's key rather than by counting rows from the top, so page
+ * 20,000 costs what page 1 does, and a row inserted meanwhile neither repeats nor hides one.
+ *
+ * The key travels in an opaque cursor: base64url of `[direction, time, id]`, where the
+ * time is PostgreSQL's own text at microsecond precision (a JavaScript Date would cut it
+ * to milliseconds and skip rows sharing a millisecond).
+ */
+export interface PageCursor {
+  /** `after`: the rows older than the key (the next page); `before`: the newer ones (the previous page). */
+  direction: 'after' | 'before';
+  time: string;
+  id: string;
+}
+
+export interface KeysetRequest {
+  limit: number;
+  cursor?: PageCursor;
+  /** Accepted for clients written against offset pages; only used without a cursor. */
+  offset?: number;
+  /** An exact count however many rows match, at the price of counting them all. */
+  exactCount?: boolean;
+}
+
+/** The key columns of a list, as SQL on the query builder's alias (`t.created_at`, `t.guid`). */
+export interface KeysetColumns {
+  time: string;
+  id: string;
+}
+
+export interface KeysetPage<T> {
+  items: T[];
+  count: number;
+  /** True when `count` is the planner's estimate rather than a count of rows. */
+  countEstimated: boolean;
+  next: PageCursor | null;
+  previous: PageCursor | null;
+}
+
+/**
+ * Counts up to this many rows exactly (an index-only walk of the filter's index); past it
+ * the count is PostgreSQL's estimate for the filter and the page says so.
+ */
+export const EXACT_COUNT_LIMIT = 10_000;
+
+const CURSOR = /^[A-Za-z0-9_-]{1,400}$/;
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/;
+
+export function encodeCursor(cursor: PageCursor): string {
+  return Buffer.from(JSON.stringify([cursor.direction === 'after' ? 'a' : 'b', cursor.time, cursor.id])).toString('base64url');
+}
+
+/** The cursor a client sent back, or null when it is not one this server wrote. */
+export function decodeCursor(text: string): PageCursor | null {
+  if (!CURSOR.test(text)) return null;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (!Array.isArray(value) || value.length !== 3) return null;
+    const [direction, time, id] = value as unknown[];
+    if ((direction !== 'a' && direction !== 'b') || typeof time !== 'string' || typeof id !== 'string') return null;
+    if (!TIME.test(time) || id.length === 0 || id.length > 200) return null;
+    return { direction: direction === 'a' ? 'after' : 'before', time, id };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One page of `query` (its filters applied, no order or limit yet) in `(time, id)` order,
+ * newest first, with the cursors of the pages on either side and the count of all rows the
+ * filters match. Three to four index walks, each bounded by the page size or the count limit.
+ */
+export async function keysetPage<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  columns: KeysetColumns,
+  request: KeysetRequest,
+): Promise<KeysetPage<T>> {
+  const [rows, counted] = await Promise.all([readPage(query.clone(), columns, request), countRows(query.clone(), request.exactCount)]);
+  const { items, keys, moreBeyond } = rows;
+  const first = keys[0];
+  const last = keys[keys.length - 1];
+  const cursor = request.cursor;
+  let next: PageCursor | null = null;
+  let previous: PageCursor | null = null;
+  if (!cursor || cursor.direction === 'after') {
+    if (moreBeyond && last) next = { direction: 'after', ...last };
+    if (first) {
+      if (cursor || (request.offset ?? 0) > 0) {
+        previous = (await exists(query.clone(), columns, { direction: 'before', ...first })) ? { direction: 'before', ...first } : null;
+      }
+    } else if (cursor) {
+      previous = { ...cursor, direction: 'before' };
+    }
+  } else {
+    if (moreBeyond && first) previous = { direction: 'before', ...first };
+    if (last) {
+      next = (await exists(query.clone(), columns, { direction: 'after', ...last })) ? { direction: 'after', ...last } : null;
+    } else {
+      next = { ...cursor, direction: 'after' };
+    }
+  }
+  return { items, count: counted.count, countEstimated: counted.estimated, next, previous };
+}
+
+interface RowKey {
+  time: string;
+  id: string;
+}
+
+async function readPage<T extends ObjectLiteral>(
+  query: SelectQueryBuilder<T>,
+  columns: KeysetColumns,
+  request: KeysetRequest,
+): Promise<{ items: T[]; keys: RowKey[]; moreBeyond: boolean }> {
+  const cursor = request.cursor;
+  const newerFirst = !cursor || cursor.direction === 'after';
+  if (cursor) where(query, columns, cursor);
+  const order = newerFirst ? 'DESC' : 'ASC';
+  query
+    .addSelect(`to_char(${columns.time} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, 'page_key_time')
+    .addSelect(`${columns.id}::text`, 'page_key_id')
+    .orderBy(columns.time, order)
+    .addOrderBy(columns.id, order)
+    .limit(request.limit + 1);
+  if (!cursor && request.offset) query.offset(request.offset);
+  const { entities, raw } = await query.getRawAndEntities<{ page_key_time: string; page_key_id: string }>();
+  const moreBeyond = entities.length > request.limit;
+  let items = entities.slice(0, request.limit);
+  let keys = raw.slice(0, request.limit).map((row) => ({ time: row.page_key_time, id: row.page_key_id }));
+  if (!newerFirst) {
+    items = items.reverse();
+    keys = keys.reverse();
+  }
+  return { items, keys, moreBeyond };
+}
+
+function where<T extends ObjectLiteral>(query: SelectQueryBuilder<T>, columns: KeysetColumns, cursor: PageCursor): void {
+  const comparison = cursor.direction === 'after' ? '<' : '>';
+  query.andWhere(`(${columns.time}, ${columns.id}) ${comparison} (CAST(:pageKeyTime AS timestamptz), :pageKeyId)`, {
+    pageKeyTime: cursor.time,
+    pageKeyId: cursor.id,
+  });
+}
+
+async function exists<T extends ObjectLiteral>(query: SelectQueryBuilder<T>, columns: KeysetColumns, cursor: PageCursor): Promise<boolean> {
+  where(query, columns, cursor);
+  const [sql, parameters] = query.select('1').orderBy().limit(1).getQueryAndParameters();
+  const rows = (await query.dataSource.query(sql, parameters)) as unknown[];
+  return rows.length > 0;
+}
+
+async function countRows<T extends ObjectLiteral>(query: SelectQueryBuilder<T>, exact = false): Promise<{ count: number; estimated: boolean }> {
+  const [sql, parameters] = query.select('1').orderBy().getQueryAndParameters();
+  const db = query.dataSource;
+  if (exact) {
+    const [row] = (await db.query(`SELECT count(*)::int AS n FROM (${sql}) matched`, parameters)) as { n: number }[];
+    return { count: row.n, estimated: false };
+  }
+  const [row] = (await db.query(`SELECT count(*)::int AS n FROM (${sql} LIMIT ${EXACT_COUNT_LIMIT + 1}) matched`, parameters)) as { n: number }[];
+  if (row.n <= EXACT_COUNT_LIMIT) return { count: row.n, estimated: false };
+  const [plan] = (await db.query(`EXPLAIN (FORMAT JSON) ${sql}`, parameters)) as { 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[];
+  const estimate = Math.round(plan['QUERY PLAN'][0].Plan['Plan Rows']);
+  // The planner's guess can fall below what was just counted; never answer less than that.
+  return { count: Math.max(estimate, row.n), estimated: true };
+}
