@@ -1,0 +1,195 @@
+#!/usr/bin/env node
+// List latency at scale, beside a same-run bare baseline. Seeds BENCH_LISTS_TASKS (1,000,000)
+// tasks and BENCH_LISTS_DELIVERIES (1,000,000) ledger rows by SQL into a fresh database that
+// the controller's migrations built, then times, one request at a time (median of
+// BENCH_LISTS_ROUNDS, 15, after 3 warm-up requests):
+//  A. baseline: a bare node:http server that checks a token and answers one
+//     `SELECT ... ORDER BY created_at DESC LIMIT 50` of the same table as JSON;
+//  B. GET /api/v1/tasks/: the first page, ?status=failed, ?workflow=, each page reached by
+//     following `next` twenty times (every hop timed), and ?offset=500000 for comparison;
+//  C. GET /api/v1/webhooks/deliveries/: the first page and ?outcome=failed.
+// Needs local PostgreSQL (127.0.0.1:5432, user postgres). Run `npm run build` first.
+import { fork } from 'node:child_process';
+import { timingSafeEqual } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { bootServer, database, freePort, median, percentile, secret } from './bench-lib.mjs';
+
+const TASKS = Number(process.env.BENCH_LISTS_TASKS ?? 1_000_000);
+const DELIVERIES = Number(process.env.BENCH_LISTS_DELIVERIES ?? 1_000_000);
+const ROUNDS = Number(process.env.BENCH_LISTS_ROUNDS ?? 15);
+const WORKFLOWS = 200;
+const TOKEN = secret();
+
+/** Statuses in the shares a busy installation has: mostly completed, a few percent failed. */
+const SEED_TASKS = `
+  INSERT INTO "controller"."tasks" (guid, status, agent_image, runtime_target, resources, timeout_seconds, brief_key,
+                                    workflow_id, created_at, finished_at, exit_code)
+  SELECT gen_random_uuid(),
+         (ARRAY['completed','completed','completed','completed','completed','completed','completed','completed','failed','timed_out','cancelled','running'])[1 + i % 12],
+         'agent-examples/echo', '{"type":"local","namespace":""}', '{"cpu":"500m","memory":"512Mi"}', 600, 'briefs/seeded.json',
+         CASE WHEN i % 4 = 0 THEN NULL ELSE 'workflow-' || (i % ${WORKFLOWS}) END,
+         now() - make_interval(secs => i * 2.5), now() - make_interval(secs => i * 2.5 - 30), 0
+    FROM generate_series($1::int, $2::int) AS i`;
+
+const SEED_DELIVERIES = `
+  INSERT INTO "controller"."webhook_deliveries" (source, event, delivery_id, dedup_key, verified, workflow_id, outcome, status_code,
+                                                 payload_size, received_at, finished_at)
+  SELECT 'forge', (ARRAY['push','pull_request','issues'])[1 + i % 3], 'd-' || i, 'forge:d-' || i, true,
+         CASE WHEN i % 3 = 0 THEN 'workflow-' || (i % ${WORKFLOWS}) END,
+         (ARRAY['routed','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','failed'])[1 + i % 12],
+         202, 300, now() - make_interval(secs => i * 2.5), now() - make_interval(secs => i * 2.5)
+    FROM generate_series($1::int, $2::int) AS i`;
+
+async function seed(url) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const started = performance.now();
+    const batch = 250_000;
+    for (let from = 1; from <= TASKS; from += batch) await client.query(SEED_TASKS, [from, Math.min(TASKS, from + batch - 1)]);
+    for (let from = 1; from <= DELIVERIES; from += batch) await client.query(SEED_DELIVERIES, [from, Math.min(DELIVERIES, from + batch - 1)]);
+    await client.query('VACUUM ANALYZE "controller"."tasks"');
+    await client.query('VACUUM ANALYZE "controller"."webhook_deliveries"');
+    console.log(`seeded ${TASKS} tasks and ${DELIVERIES} deliveries by SQL in ${((performance.now() - started) / 1000).toFixed(0)} s (then VACUUM ANALYZE)`);
+  } finally {
+    await client.end();
+  }
+}
+
+function get(url) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    http.get(url, { headers: { authorization: `Token ${TOKEN}` }, agent: keepAlive }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => {
+        const ms = performance.now() - started;
+        if (res.statusCode !== 200) return reject(new Error(`${url}: ${res.statusCode} ${Buffer.concat(chunks)}`));
+        resolve({ ms, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      });
+    }).on('error', reject);
+  });
+}
+
+const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+/** The median (and p90) of ROUNDS requests of one URL, after warm-up. */
+async function time(url) {
+  for (let i = 0; i < 3; i++) await get(url);
+  const samples = [];
+  let body;
+  for (let i = 0; i < ROUNDS; i++) ({ ms: samples[i], body } = await get(url));
+  return { median: median(samples), p90: percentile(samples, 90), body };
+}
+
+/** Follows `next` twenty times from `url`, ROUNDS / 5 walks; every hop is one sample. */
+async function walk(url, controllerBase, publicBase) {
+  const samples = [];
+  let depth = 0;
+  for (let round = 0; round < Math.max(1, Math.round(ROUNDS / 5)); round++) {
+    let next = (await get(url)).body.next;
+    for (let hop = 0; hop < 20 && next; hop++) {
+      const { ms, body } = await get(next.replace(publicBase, controllerBase));
+      samples.push(ms);
+      next = body.next;
+      depth = hop + 1;
+    }
+  }
+  return { median: median(samples), p90: percentile(samples, 90), hops: samples.length, depth };
+}
+
+/** The baseline server (child process side): a token check and one page query. */
+async function baselineServer() {
+  const pool = new pg.Pool({ connectionString: process.env.BASELINE_DATABASE_URL, max: 10 });
+  const expected = Buffer.from(`Token ${process.env.BASELINE_TOKEN}`);
+  const server = http.createServer(async (req, res) => {
+    const given = Buffer.from(String(req.headers.authorization ?? ''));
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.writeHead(401).end();
+    try {
+      const { rows } = await pool.query(`SELECT * FROM "controller"."tasks" ORDER BY created_at DESC LIMIT 50`);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ results: rows }));
+    } catch {
+      res.writeHead(503).end();
+    }
+  });
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('disconnect', () => server.close(() => void pool.end().finally(() => process.exit(0))));
+}
+
+async function baseline(url) {
+  const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], {
+    env: { ...process.env, BASELINE_DATABASE_URL: url, BASELINE_TOKEN: TOKEN },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  try {
+    const { port } = await new Promise((resolve) => child.once('message', resolve));
+    return await time(`http://127.0.0.1:${port}/`);
+  } finally {
+    child.disconnect();
+  }
+}
+
+const ms = (value) => `${value.toFixed(1)} ms`;
+
+async function main() {
+  const work = mkdtempSync(path.join(tmpdir(), 'bench-lists-'));
+  const db = await database();
+  let server;
+  try {
+    if (!db.url) throw new Error('bench-lists needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const publicBase = 'http://bench.invalid';
+    const boot = () => bootServer({
+      ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: path.join(work, 'controller'), DATABASE_URL: db.url,
+      CONTROLLER_PORT: String(port), API_TOKEN: TOKEN, PUBLIC_URL: publicBase,
+    }, `${base}/health/`);
+    server = await boot();
+    await server.stop();
+    await seed(db.url);
+    server = await boot();
+
+    const bare = await baseline(db.url);
+    console.log(`A. baseline (bare node:http, token check, one SELECT ... ORDER BY created_at DESC LIMIT 50): median ${ms(bare.median)}, p90 ${ms(bare.p90)}`);
+    const cases = [
+      ['first page', '/api/v1/tasks/'],
+      ['?status=failed', '/api/v1/tasks/?status=failed'],
+      ['?workflow=workflow-7', '/api/v1/tasks/?workflow=workflow-7'],
+    ];
+    console.log(`B. GET /api/v1/tasks/ with ${TASKS} stored tasks, 50 a page (target: each under 20 ms median)`);
+    for (const [name, route] of cases) {
+      const figures = await time(`${base}${route}`);
+      console.log(`   ${name}: median ${ms(figures.median)}, p90 ${ms(figures.p90)}, ${(figures.median / bare.median).toFixed(1)}x baseline; count ${figures.body.count}${figures.body.count_estimated ? ' (estimate)' : ''}`);
+    }
+    const walked = await walk(`${base}/api/v1/tasks/`, base, publicBase);
+    console.log(`   following next ${walked.depth} times (${walked.hops} hops timed): median ${ms(walked.median)}, p90 ${ms(walked.p90)}`);
+    const walkedFiltered = await walk(`${base}/api/v1/tasks/?status=failed`, base, publicBase);
+    console.log(`   ?status=failed, following next ${walkedFiltered.depth} times: median ${ms(walkedFiltered.median)}, p90 ${ms(walkedFiltered.p90)}`);
+    const deep = await time(`${base}/api/v1/tasks/?offset=500000`);
+    console.log(`   ?offset=500000 (for comparison; cursors are the fast way): median ${ms(deep.median)}`);
+    console.log(`C. GET /api/v1/webhooks/deliveries/ with ${DELIVERIES} ledger rows`);
+    for (const [name, route] of [['first page', '/api/v1/webhooks/deliveries/'], ['?outcome=failed', '/api/v1/webhooks/deliveries/?outcome=failed']]) {
+      const figures = await time(`${base}${route}`);
+      console.log(`   ${name}: median ${ms(figures.median)}, p90 ${ms(figures.p90)}; count ${figures.body.count}${figures.body.count_estimated ? ' (estimate)' : ''}`);
+    }
+  } finally {
+    keepAlive.destroy();
+    await server?.stop();
+    await db.drop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[2] === '--baseline-server') {
+  baselineServer();
+} else {
+  main().catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
