@@ -55,9 +55,14 @@ export function rssSampler(pid) {
   return { stop: () => (clearInterval(timer), peak) };
 }
 
-/** Boots `dist/src/main.js` with the given settings and waits until `healthUrl` answers 200. */
+/**
+ * Boots `dist/src/main.js` with the given settings and waits until `healthUrl` answers 200.
+ * BENCH_SERVER_NODE_ARGS adds Node options to the server alone, e.g. `--cpu-prof
+ * --cpu-prof-dir=/tmp/prof` to profile it under the benchmark's load.
+ */
 export async function bootServer(env, healthUrl) {
-  const child = spawn(process.execPath, [path.join(root, 'dist/src/main.js')], {
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/src/main.js')], {
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -16,8 +16,12 @@ describe('TasksRepository on PostgreSQL', () => {
 
   it('stores a task in one INSERT and reads it back as the entity', async () => {
     const stored = await tasks.insert(makeTaskRow({ env: { A: '1' } }));
-    expect(stored).toMatchObject({ status: 'pending', env: { A: '1' }, dispatchAttempts: 0, briefPending: '{"prompt":"hello"}' });
+    expect(stored).toMatchObject({ status: 'pending', env: { A: '1' }, dispatchAttempts: 0 });
     expect(stored.createdAt).toBeInstanceOf(Date);
+    // The inline brief is kept for the dispatch loop, not sent back with the new row.
+    expect(stored.briefPending).toBeUndefined();
+    const [kept] = await sources[0].query('SELECT brief_pending FROM "controller"."tasks" WHERE guid = $1', [stored.guid]);
+    expect(kept.brief_pending).toBe('{"prompt":"hello"}');
     const read = await tasks.findByGuid(stored.guid);
     expect(read).toMatchObject({ guid: stored.guid, runtimeTarget: { type: 'local', namespace: '' } });
     // Lists and reads never carry the inline brief.

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, UpdateQueryBuilder } from 'typeorm';
-import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
+import { DataSource, EntityMetadata } from 'typeorm';
 import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
+import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { isFinal, statusesBefore } from './task-state';
 import { Task, TaskStatus } from './tasks.entity';
 
@@ -42,25 +42,32 @@ export interface TaskListQuery extends KeysetRequest {
 export class TasksRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /**
-   * Stores a new task, inside the caller's transaction when one is given: one INSERT ...
-   * RETURNING, written out here rather than through the query builder because it is the
-   * statement of every task creation and the builder costs more than the database does.
-   */
-  async insert(values: Partial<Task>, manager: EntityManager = this.db.manager): Promise<Task> {
-    const columns = this.db.getMetadata(Task).columns.filter((column) => values[column.propertyName as keyof Task] !== undefined);
-    const params = columns.map((column) => {
-      const value = values[column.propertyName as keyof Task];
-      return column.type === 'jsonb' && value !== null ? JSON.stringify(value) : value;
-    });
-    const names = columns.map((column) => `"${column.databaseName}"`).join(', ');
-    const placeholders = columns.map((_, index) => `$${index + 1}`).join(', ');
-    const [row] = (await manager.query(`INSERT INTO ${TASKS} (${names}) VALUES (${placeholders}) RETURNING *`, params)) as Record<string, unknown>[];
+  /** Stores a new task: one INSERT ... RETURNING, a prepared statement per set of columns. */
+  async insert(values: Partial<Task>): Promise<Task> {
+    const parts = insertParts(this.metadata, values);
+    const [row] = await runPrepared(this.db, `INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) RETURNING ${this.columns}`, parts.params);
     return this.hydrate(row);
   }
 
-  findByGuid(guid: string): Promise<Task | null> {
-    return this.db.getRepository(Task).findOneBy({ guid });
+  /**
+   * Stores a new task only if `precondition` (an INSERT ... RETURNING of another table, with
+   * its parameters numbered from $1) stores its row: one statement, so both rows are written
+   * or neither. Null when the precondition stored nothing (ON CONFLICT DO NOTHING).
+   */
+  async insertAfter(values: Partial<Task>, precondition: { text: string; params: unknown[] }): Promise<Task | null> {
+    const parts = insertParts(this.metadata, values, precondition.params.length + 1);
+    const [row] = await runPrepared(
+      this.db,
+      `WITH precondition AS (${precondition.text})
+       INSERT INTO ${TASKS} (${parts.names}) SELECT ${parts.placeholders} FROM precondition RETURNING ${this.columns}`,
+      [...precondition.params, ...parts.params],
+    );
+    return row ? this.hydrate(row) : null;
+  }
+
+  async findByGuid(guid: string): Promise<Task | null> {
+    const [row] = await runPrepared(this.db, `SELECT ${this.columns} FROM ${TASKS} WHERE guid = $1`, [guid]);
+    return row ? this.hydrate(row) : null;
   }
 
   /** Newest first, paged by `(created_at, guid)`; each filter has an index in that order. */
@@ -78,7 +85,7 @@ export class TasksRepository {
    * caller to judge (final states never change, so that read is the answer).
    */
   async transition(guid: string, to: TaskStatus, patch: TaskPatch = {}, options: MoveOptions = {}): Promise<Transition> {
-    const [task] = await this.move(to, patch, options, (update) => update.andWhere('guid = :guid', { guid }));
+    const [task] = await this.move(to, patch, options, { sql: 'guid = $', params: [guid] });
     if (task) return { moved: true, task };
     return { moved: false, task: await this.findByGuid(guid) };
   }
@@ -86,16 +93,15 @@ export class TasksRepository {
   /** `transition` for many tasks with one patch; answers the tasks that moved. */
   transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}): Promise<Task[]> {
     if (guids.length === 0) return Promise.resolve([]);
-    return this.move(to, patch, {}, (update) => update.andWhere('guid = ANY(:guids)', { guids }));
+    return this.move(to, patch, {}, { sql: 'guid = ANY($)', params: [guids] });
   }
 
   /** The watchdog: dispatched or running tasks silent for `graceSeconds` past their deadline time out. */
   timeOutOverdue(graceSeconds: number, errorMessage: string): Promise<Task[]> {
-    return this.move('timed_out', { errorMessage }, {}, (update) =>
-      update
-        .andWhere(`status IN ('dispatched', 'running')`)
-        .andWhere(`deadline_at + make_interval(secs => :grace) < now()`, { grace: graceSeconds }),
-    );
+    return this.move('timed_out', { errorMessage }, {}, {
+      sql: `status IN ('dispatched', 'running') AND deadline_at + make_interval(secs => $) < now()`,
+      params: [graceSeconds],
+    });
   }
 
   /** Marks an open, dispatched task as asked to cancel; null when it is not dispatched or running. */
@@ -186,29 +192,40 @@ export class TasksRepository {
     return new Map(rows.map((row) => [row.dispatcher_guid, Number(row.open)]));
   }
 
-  private async move(
-    to: TaskStatus,
-    patch: TaskPatch,
-    options: MoveOptions,
-    where: (update: UpdateQueryBuilder<Task>) => UpdateQueryBuilder<Task>,
-  ): Promise<Task[]> {
+  /**
+   * One conditional UPDATE ... RETURNING: `where` is SQL whose `$` placeholders take its
+   * params in order, after the patch's own.
+   */
+  private async move(to: TaskStatus, patch: TaskPatch, options: MoveOptions, where: { sql: string; params: unknown[] }): Promise<Task[]> {
     const allowed = options.stay ? [...statusesBefore(to), to] : statusesBefore(to);
     const from = options.from ? allowed.filter((status) => options.from!.includes(status)) : allowed;
-    const values = { ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) };
-    const update = this.db.createQueryBuilder().update(Task)
-      .set(values as QueryDeepPartialEntity<Task>)
-      .where('status = ANY(:from)', { from });
-    const result = await where(update).returning('*').execute();
-    return (result.raw as Record<string, unknown>[]).map((row) => this.hydrate(row));
+    const values = { ...patch, status: to, updatedAt: () => 'now()', ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) };
+    const set = setParts(this.metadata, values);
+    let next = set.params.length + 1;
+    const from$ = `$${next++}`;
+    const condition = where.sql.replace(/\$/g, () => `$${next++}`);
+    const rows = await runPrepared(
+      this.db,
+      `UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING ${this.columns}`,
+      [...set.params, from, ...where.params],
+    );
+    return rows.map((row) => this.hydrate(row));
   }
+
+  private get metadata(): EntityMetadata {
+    return this.db.getMetadata(Task);
+  }
+
+  /** The columns a task is read with (the inline brief is not one: see `brief_pending`). */
+  private get columns(): string {
+    this.selectList ??= selectedColumns(this.metadata);
+    return this.selectList;
+  }
+
+  private selectList?: string;
 
   /** A row as PostgreSQL returned it, as the entity TypeORM would have loaded. */
   private hydrate(row: Record<string, unknown>): Task {
-    const metadata = this.db.getMetadata(Task);
-    const task = metadata.create() as Task;
-    for (const column of metadata.columns) {
-      if (column.databaseName in row) column.setEntityValue(task, this.db.driver.prepareHydratedValue(row[column.databaseName], column));
-    }
-    return task;
+    return hydrate<Task>(this.db, this.metadata, row);
   }
 }

@@ -51,8 +51,8 @@ export class TasksService {
 
   /**
    * The row of a new `pending` task, validated and with its skills resolved, not yet
-   * stored: a caller that stores it inside its own transaction (`tasks.insert(values,
-   * manager)`) calls `taskStored()` after the commit.
+   * stored: a caller that stores it itself (a routed webhook, with its ledger row in one
+   * statement) calls `taskStored()` once it is.
    */
   async prepareTask(input: TaskTemplateInput, origin: TaskOrigin = {}): Promise<Partial<Task> & { guid: string }> {
     const template = await validTemplate(input);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, QueryFailedError, Repository } from 'typeorm';
+import { QueryFailedError, Repository } from 'typeorm';
+import { insertParts, runPrepared } from '../../shared/database/statements';
 import { DomainError } from '../../shared/errors/domain-error';
 import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { DeliveryOutcome, WebhookDelivery } from './webhook-delivery.entity';
@@ -39,10 +40,22 @@ export class DeliveryLedger {
    * Writes a delivery with its final outcome in one statement. The unique index on
    * `dedup_key` decides "seen before" in that statement: a conflict answers null.
    */
-  async recordOnce(fields: Partial<WebhookDelivery>, manager: EntityManager = this.deliveries.manager): Promise<boolean> {
-    const row = this.deliveries.create({ receivedAt: new Date(), finishedAt: new Date(), ...fields });
-    const result = await manager.createQueryBuilder().insert().into(WebhookDelivery).values(row).orIgnore().returning(['id']).execute();
-    return (result.raw as unknown[]).length > 0;
+  async recordOnce(fields: Partial<WebhookDelivery>): Promise<boolean> {
+    const insert = this.insertOnce(fields);
+    return (await runPrepared(this.deliveries.manager.dataSource, insert.text, insert.params)).length > 0;
+  }
+
+  /**
+   * The statement `recordOnce` runs, for a caller that writes another row in the same
+   * statement (a routed delivery's task): `INSERT ... ON CONFLICT DO NOTHING RETURNING id`.
+   */
+  insertOnce(fields: Partial<WebhookDelivery>): { text: string; params: unknown[] } {
+    const now = new Date();
+    const parts = insertParts(this.deliveries.metadata, { receivedAt: now, finishedAt: now, ...fields });
+    return {
+      text: `INSERT INTO "controller"."webhook_deliveries" (${parts.names}) VALUES (${parts.placeholders}) ON CONFLICT DO NOTHING RETURNING id`,
+      params: parts.params,
+    };
   }
 
   async finish(id: string, changes: Partial<WebhookDelivery>): Promise<void> {

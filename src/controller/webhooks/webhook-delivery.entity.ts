@@ -9,9 +9,8 @@ export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 @Index('webhook_deliveries_dedup_key_uq', ['dedupKey'], { unique: true, where: '"dedup_key" IS NOT NULL' })
 // The migration builds this one as ("received_at" DESC); TypeORM has no per-column order.
 @Index('webhook_deliveries_received_id_idx', ['receivedAt', 'id'])
-@Index('webhook_deliveries_workflow_received_idx', ['workflowId', 'receivedAt', 'id'])
-@Index('webhook_deliveries_outcome_received_idx', ['outcome', 'receivedAt', 'id'])
-@Index('webhook_deliveries_event_received_idx', ['event', 'receivedAt', 'id'])
+@Index('webhook_deliveries_workflow_received_idx', ['workflowId', 'receivedAt', 'id'], { where: '"workflow_id" IS NOT NULL' })
+@Index('webhook_deliveries_outcome_received_idx', ['outcome', 'receivedAt', 'id'], { where: `"outcome" <> 'ignored'` })
 @Check('webhook_deliveries_outcome_check', `"outcome" IN (${DELIVERY_OUTCOMES.map((outcome) => `'${outcome}'`).join(', ')})`)
 export class WebhookDelivery {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'webhook_deliveries_pkey' })

@@ -1,5 +1,4 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { DomainError } from '../../shared/errors/domain-error';
 import { TasksService, TaskTemplateInput } from '../tasks/tasks.service';
 import { fillBrief, pickWorkflow, WebhookEvent } from '../workflows/workflow-routing';
@@ -26,12 +25,11 @@ export class WebhookRouter {
     private readonly workflows: WorkflowsService,
     private readonly tasks: TasksService,
     private readonly ledger: DeliveryLedger,
-    private readonly db: DataSource,
   ) {}
 
   /**
    * Records a new delivery once, with its final outcome: ignored in one INSERT; routed in
-   * one transaction with its task. Answers null when the ledger already holds its dedup key.
+   * one statement with its task (the task is inserted only if the ledger row was). Answers null when the ledger already holds its dedup key.
    */
   async accept(row: Partial<WebhookDelivery> & { id: string }, workflow: Workflow | null, event: WebhookEvent): Promise<RoutedAnswer | null> {
     if (!workflow) {
@@ -43,11 +41,8 @@ export class WebhookRouter {
     try {
       const values = await this.tasks.prepareTask(taskInput(workflow, event), { workflowId: workflow.id, deliveryId: row.id });
       taskGuid = values.guid;
-      stored = await this.db.transaction(async (manager) => {
-        if (!(await this.ledger.recordOnce({ ...row, outcome: 'routed', statusCode: 200, taskGuid }, manager))) return false;
-        await this.tasks.repository.insert(values, manager);
-        return true;
-      });
+      const delivery = this.ledger.insertOnce({ ...row, outcome: 'routed', statusCode: 200, taskGuid });
+      stored = (await this.tasks.repository.insertAfter(values, delivery)) !== null;
     } catch (error) {
       // The failed delivery is kept without its dedup key, so the sender's retry is routed again.
       const reason = error instanceof Error ? error.message : String(error);
