@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { TasksService, TaskTemplateInput } from '../../src/controller/tasks/tasks.service';
 import { readAll } from '../../src/shared/storage/object-storage';
 import { createObjectStorage } from '../../src/shared/storage/storage.module';
-import { clientBearer, createTask, getTask, makeTask, operator } from '../harness/controller-tasks';
+import { checkInDispatcher, clientBearer, createTask, getTask, makeTask, operator } from '../harness/controller-tasks';
 import { http } from '../harness/http';
+import { RecordingDispatcher } from '../harness/recording-dispatcher';
 import { randomPackage, sha256, skillsApi } from '../harness/skills';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
@@ -16,17 +18,31 @@ describe('controller tasks API', () => {
   });
   afterAll(() => system?.close());
 
-  it('stores an inline brief as briefs/<guid>.json and keeps a pending task', async () => {
-    const created = await createTask(system, { brief: { prompt: 'summarise', files: ['a.md'] } });
+  it('keeps an inline brief with the pending task, and writes it to briefs/<guid>.json before a dispatcher is offered the task', async () => {
+    const created = await createTask(system, { brief: { prompt: 'summarise', files: ['a.md'] }, runtime_target: { type: 'briefs-suite', namespace: '' } });
     expect(created.status).toBe(201);
     const guid = created.body.guid;
     expect(created.body).toMatchObject({ status: 'pending', brief_key: `briefs/${guid}.json`, created_by: 'operator:API_TOKEN' });
-    // The dispatch loop writes the brief before it offers the task to any dispatcher.
-    const storage = createObjectStorage(system.config);
-    const stored = await waitFor(() => storage.get(`briefs/${guid}.json`), 10_000, 'the brief in object storage');
-    expect(JSON.parse((await readAll(stored)).toString('utf8'))).toEqual({ prompt: 'summarise', files: ['a.md'] });
     const { updated_at: _changed, last_dispatch_error: _reason, ...stable } = created.body;
-    expect((await getTask(system, guid)).body).toMatchObject(stable);
+    // No dispatcher offers the runtime: the task waits with the reason, and nothing is written yet.
+    const waiting = await waitFor(async () => {
+      const task = (await getTask(system, guid)).body;
+      return task.last_dispatch_error ? task : null;
+    }, 10_000, 'the reason the task waits');
+    expect(waiting).toMatchObject({ ...stable, last_dispatch_error: expect.stringContaining('No online dispatcher offers the runtime "briefs-suite"') });
+    const storage = createObjectStorage(system.config);
+    expect(await storage.exists(`briefs/${guid}.json`)).toBe(false);
+
+    const dispatcher = await new RecordingDispatcher().start();
+    try {
+      await checkInDispatcher(system, { name: 'briefs-suite', endpoint_url: dispatcher.url, backends: ['briefs-suite'] });
+      await waitFor(() => dispatcher.taskRequests.find((request) => request.body.task_id === guid), 20_000, 'the task request');
+      const stored = await storage.get(`briefs/${guid}.json`);
+      expect(JSON.parse((await readAll(stored)).toString('utf8'))).toEqual({ prompt: 'summarise', files: ['a.md'] });
+      expect(dispatcher.taskRequests.find((request) => request.body.task_id === guid)!.body.brief_key).toBe(`briefs/${guid}.json`);
+    } finally {
+      await dispatcher.stop();
+    }
   });
 
   it('pins each skill to a version at creation: "slug" the latest, "slug@N" that one', async () => {
@@ -52,12 +68,11 @@ describe('controller tasks API', () => {
   });
 
   it('takes an existing brief_key instead, and refuses one that does not exist', async () => {
-    const first = await createTask(system);
-    const storage = createObjectStorage(system.config);
-    await waitFor(() => storage.exists(first.body.brief_key), 10_000, 'the first brief in object storage');
-    const reused = await createTask(system, { brief: undefined, brief_key: first.body.brief_key });
+    const key = `briefs/shared-${randomUUID()}.json`;
+    await createObjectStorage(system.config).put(key, Buffer.from('{"prompt":"shared"}'), { contentType: 'application/json' });
+    const reused = await createTask(system, { brief: undefined, brief_key: key });
     expect(reused.status).toBe(201);
-    expect(reused.body.brief_key).toBe(first.body.brief_key);
+    expect(reused.body.brief_key).toBe(key);
     const missing = await createTask(system, { brief: undefined, brief_key: 'briefs/none.json' });
     expect(missing.status).toBe(400);
     expect(missing.body.errors).toHaveProperty('brief_key');

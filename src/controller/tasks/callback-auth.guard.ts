@@ -9,7 +9,7 @@ import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import type { RawBodyRequest } from '../../shared/http/configure-app';
 import { verifyCallbackSignature } from '../../shared/task-protocol/callback-signature';
-import { callbackTokenMatches } from './callback-token';
+import { callbackTokenMatches, hashCallbackToken } from './callback-token';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 
@@ -20,13 +20,37 @@ const SIGNATURE_POLICY = 'atc:callback-signature';
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="task-callback"' };
 
 interface CallbackRequest extends RawBodyRequest {
-  task?: Task;
+  callbackCaller?: CallbackCaller;
+}
+
+/**
+ * Who sent a callback or progress request, as the guard established it. When the request
+ * carries a Bearer token and its signature checks out (or needs none), the guard does not
+ * read the task: the handler's one conditional UPDATE names the token's hash, so a write
+ * that happens proves the caller, and only a write that does not calls `task()`, which
+ * reads the task and refuses in the contract's order (404, 401, 403).
+ */
+export class CallbackCaller {
+  private loaded?: Promise<Task>;
+
+  constructor(
+    readonly guid: string,
+    /** The hash of the Bearer token, to match `callback_token_hash` in the statement. */
+    readonly tokenHash: string | null,
+    private readonly authenticate: () => Promise<Task>,
+  ) {}
+
+  /** The task, once the caller is proven to be its dispatcher; throws the refusal otherwise. */
+  task(): Promise<Task> {
+    this.loaded ??= this.authenticate();
+    return this.loaded;
+  }
 }
 
 /**
  * The dispatcher running one task (CONTRACT "Task callback"): unknown task 404; a Bearer
  * token that is not the task's 401; with CALLBACK_SIGNING_KEY set, `X-Service-Signature`
- * over the raw request bytes, else 403. The task it proves is attached for the handler.
+ * over the raw request bytes, else 403.
  */
 @Injectable()
 export class CallbackAuthGuard implements CanActivate {
@@ -38,24 +62,37 @@ export class CallbackAuthGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<CallbackRequest>();
+    const policy = this.reflector.get<SignaturePolicy>(SIGNATURE_POLICY, context.getHandler()) ?? 'required';
     const guid = String(request.params.guid ?? '');
+    const token = bearerToken(request.headers.authorization);
+    const signed = this.signatureAccepted(request, policy);
+    const authenticate = () => this.authenticate(guid, token, signed);
+    if (isUUID(guid) && token && signed) {
+      request.callbackCaller = new CallbackCaller(guid, hashCallbackToken(token), authenticate);
+      return true;
+    }
+    const task = await authenticate();
+    request.callbackCaller = new CallbackCaller(guid, null, () => Promise.resolve(task));
+    return true;
+  }
+
+  private async authenticate(guid: string, token: string | null, signed: boolean): Promise<Task> {
     const task = isUUID(guid) ? await this.tasks.findByGuid(guid) : null;
     if (!task) throw DomainError.notFound('Task');
-    const token = bearerToken(request.headers.authorization);
     if (!token) throw new DomainError('not_authenticated', 'A Bearer callback token is required.', { headers: WWW_AUTHENTICATE });
     if (!callbackTokenMatches(token, task.callbackTokenHash)) {
       throw new DomainError('authentication_failed', "The callback token is not this task's.", { headers: WWW_AUTHENTICATE });
     }
-    const policy = this.reflector.get<SignaturePolicy>(SIGNATURE_POLICY, context.getHandler()) ?? 'required';
-    const signature = request.headers['x-service-signature'];
+    if (!signed) throw new DomainError('invalid_signature', 'X-Service-Signature is missing or does not match the body.');
+    return task;
+  }
+
+  /** True when the request's signature matches, or the policy and settings ask for none. */
+  private signatureAccepted(request: CallbackRequest, policy: SignaturePolicy): boolean {
     const key = this.config.callbackSigningKey;
-    if (key && (policy === 'required' || signature !== undefined)) {
-      if (!verifyCallbackSignature(key, request.rawBody ?? Buffer.alloc(0), typeof signature === 'string' ? signature : undefined)) {
-        throw new DomainError('invalid_signature', 'X-Service-Signature is missing or does not match the body.');
-      }
-    }
-    request.task = task;
-    return true;
+    const signature = request.headers['x-service-signature'];
+    if (!key || (policy === 'when-sent' && signature === undefined)) return true;
+    return verifyCallbackSignature(key, request.rawBody ?? Buffer.alloc(0), typeof signature === 'string' ? signature : undefined);
   }
 }
 
@@ -76,11 +113,11 @@ export function CallbackAuth(signature: SignaturePolicy) {
   );
 }
 
-/** The task a `@CallbackAuth()` endpoint was authenticated for. */
-export const CallbackTask = createParamDecorator((_data: unknown, context: ExecutionContext): Task => {
-  const task = context.switchToHttp().getRequest<CallbackRequest>().task;
-  if (!task) throw new Error('CallbackTask used on an endpoint without @CallbackAuth()');
-  return task;
+/** The caller a `@CallbackAuth()` endpoint was authenticated for. */
+export const CallbackSender = createParamDecorator((_data: unknown, context: ExecutionContext): CallbackCaller => {
+  const caller = context.switchToHttp().getRequest<CallbackRequest>().callbackCaller;
+  if (!caller) throw new Error('CallbackSender used on an endpoint without @CallbackAuth()');
+  return caller;
 });
 
 function bearerToken(authorization: string | undefined): string | null {

@@ -45,8 +45,15 @@ export class TaskDispatchService {
 
   async dispatchBatch(batch: Task[]): Promise<void> {
     const deferred = new Map<string, string>();
-    const ready = await this.storeBriefs(batch, deferred);
     const pool = new DispatcherPool(await this.dispatchers.all(), await this.tasks.openTasksByDispatcher());
+    // A task no online dispatcher could take waits with the reason; its brief is written
+    // once one could (when no dispatcher is up, a flood of tasks costs no storage writes).
+    const placeable = batch.filter((task) => {
+      if (pool.pick(requirementOf(task))) return true;
+      deferred.set(task.guid, describeMissingDispatcher(requirementOf(task)));
+      return false;
+    });
+    const ready = await this.storeBriefs(placeable, deferred);
     let open: Attempt[] = ready.map((task) => ({ task, requirement: requirementOf(task), tried: new Set(), failures: [] }));
     const accepted = new Map<string, Dispatcher>();
     const refused: Attempt[] = [];

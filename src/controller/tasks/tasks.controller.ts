@@ -4,12 +4,11 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
 import type { Principal } from '../auth/auth.decorators';
-import { CallbackAuth, CallbackTask } from './callback-auth.guard';
+import { CallbackAuth, CallbackCaller, CallbackSender } from './callback-auth.guard';
 import { TaskCallbacksService } from './task-callbacks.service';
 import { CursorPage, keysetRequest, toCursorPage } from '../../shared/http/page';
 import { taskView, TaskView } from './task-view';
 import { ListTasksQueryDto, TaskCallbackDto, TaskProgressDto, TaskTemplateDto } from './tasks.dto';
-import { Task } from './tasks.entity';
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
@@ -60,15 +59,15 @@ export class TasksController {
   @ApiOperation({ summary: 'Final report from the dispatcher: Bearer callback token, X-Service-Signature over the raw body' })
   @CallbackAuth('required')
   @HttpCode(200)
-  callback(@CallbackTask() task: Task, @Body() body: TaskCallbackDto) {
-    return this.callbacks.callback(task, body);
+  callback(@CallbackSender() caller: CallbackCaller, @Body() body: TaskCallbackDto) {
+    return this.callbacks.callback(caller, body);
   }
 
   @Post(':guid/progress')
   @ApiOperation({ summary: 'Progress forwarded by the dispatcher: Bearer callback token' })
   @CallbackAuth('when-sent')
   @HttpCode(200)
-  progress(@CallbackTask() task: Task, @Body() body: TaskProgressDto) {
-    return this.callbacks.progress(task, body);
+  progress(@CallbackSender() caller: CallbackCaller, @Body() body: TaskProgressDto) {
+    return this.callbacks.progress(caller, body);
   }
 }

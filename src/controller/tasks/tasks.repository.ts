@@ -90,6 +90,15 @@ export class TasksRepository {
     return { moved: false, task: await this.findByGuid(guid) };
   }
 
+  /**
+   * `transition` for the holder of the task's callback token: the task moves only when
+   * `tokenHash` is its `callback_token_hash`. Answers whether it moved, reading nothing back.
+   */
+  async transitionByToken(guid: string, tokenHash: string, to: TaskStatus, patch: TaskPatch = {}, options: MoveOptions = {}): Promise<boolean> {
+    const moved = await this.move(to, patch, options, { sql: 'guid = $ AND callback_token_hash = $', params: [guid, tokenHash] }, 'guid');
+    return moved.length > 0;
+  }
+
   /** `transition` for many tasks with one patch; answers the tasks that moved. */
   transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}): Promise<Task[]> {
     if (guids.length === 0) return Promise.resolve([]);
@@ -193,10 +202,16 @@ export class TasksRepository {
   }
 
   /**
-   * One conditional UPDATE ... RETURNING: `where` is SQL whose `$` placeholders take its
-   * params in order, after the patch's own.
+   * One conditional UPDATE ... RETURNING (`returning`: the columns read back): `where` is SQL
+   * whose `$` placeholders take its params in order, after the patch's own.
    */
-  private async move(to: TaskStatus, patch: TaskPatch, options: MoveOptions, where: { sql: string; params: unknown[] }): Promise<Task[]> {
+  private async move(
+    to: TaskStatus,
+    patch: TaskPatch,
+    options: MoveOptions,
+    where: { sql: string; params: unknown[] },
+    returning = this.columns,
+  ): Promise<Task[]> {
     const allowed = options.stay ? [...statusesBefore(to), to] : statusesBefore(to);
     const from = options.from ? allowed.filter((status) => options.from!.includes(status)) : allowed;
     const values = { ...patch, status: to, updatedAt: () => 'now()', ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) };
@@ -206,7 +221,7 @@ export class TasksRepository {
     const condition = where.sql.replace(/\$/g, () => `$${next++}`);
     const rows = await runPrepared(
       this.db,
-      `UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING ${this.columns}`,
+      `UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING ${returning}`,
       [...set.params, from, ...where.params],
     );
     return rows.map((row) => this.hydrate(row));
