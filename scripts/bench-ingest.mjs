@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Webhook ingest throughput and latency, beside a same-run bare baseline:
+// Webhook ingest throughput and latency, beside a same-run bare baseline run just before and
+// just after each measured run (BENCH_INGEST_ROUNDS runs per section, the median reported):
 //  A. baseline: a bare node:http server that checks one HMAC and INSERTs one row per request;
 //  B. ignored: signed forge pushes with unique delivery ids that no workflow matches (202);
 //  C. routed: signed forge pushes that a workflow matches, each storing its task (200);
@@ -20,6 +21,7 @@ import { bootServer, database, freePort, percentile, secret } from './bench-lib.
 const count = Number(process.env.BENCH_INGEST_REQUESTS ?? 4000);
 const connections = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 64);
 const warmup = 200;
+const rounds = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
 const FORGE_SECRET = secret();
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -88,22 +90,41 @@ async function baselineServer() {
   process.on('disconnect', () => server.close(() => void pool.end().finally(() => process.exit(0))));
 }
 
-async function baseline(db) {
+/** Starts the baseline server in a child process; answers its URL and a stop function. */
+async function startBaseline(db) {
   const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], {
     env: { ...process.env, BASELINE_DATABASE_URL: db.url, BASELINE_SECRET: FORGE_SECRET },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  try {
-    const { port } = await new Promise((resolve) => child.once('message', resolve));
-    const url = `http://127.0.0.1:${port}/`;
-    await load(url, warmup, connections, () => forgePush('bench/ignored'));
-    return await load(url, count, connections, () => forgePush('bench/ignored'));
-  } finally {
-    child.disconnect();
-  }
+  const { port } = await new Promise((resolve) => child.once('message', resolve));
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.disconnect() };
 }
 
-async function controller(db, work) {
+/**
+ * Each section runs ROUNDS times, and every run sits between two runs of the baseline: its
+ * share is its rate over the mean of those two, so a machine that slows down or speeds up
+ * during the benchmark moves both. The run with the median share is reported.
+ */
+async function section(baselineUrl, run, baselineRuns) {
+  const results = [];
+  for (let round = 0; round < rounds; round++) {
+    const before = baselineRuns.at(-1) ?? (await measureBaseline(baselineUrl, baselineRuns));
+    const figures = await run(round);
+    const after = await measureBaseline(baselineUrl, baselineRuns);
+    const reference = { rate: (before.rate + after.rate) / 2, p99: (before.p99 + after.p99) / 2 };
+    results.push({ figures, reference, share: figures.rate / reference.rate });
+  }
+  results.sort((a, b) => a.share - b.share);
+  return results[Math.floor(results.length / 2)];
+}
+
+async function measureBaseline(url, runs) {
+  const figures = await load(url, count, connections, () => forgePush('bench/ignored'));
+  runs.push(figures);
+  return figures;
+}
+
+async function controller(db, work, baselineUrl) {
   const port = await freePort();
   const token = secret();
   const base = `http://127.0.0.1:${port}`;
@@ -113,17 +134,19 @@ async function controller(db, work) {
   }, `${base}/health/`);
   try {
     const url = `${base}/api/v1/webhooks/`;
+    const baselineRuns = [];
+    await load(baselineUrl, warmup, connections, () => forgePush('bench/ignored'));
     await load(url, warmup, connections, () => forgePush('bench/ignored'));
-    const ignored = await load(url, count, connections, () => forgePush('bench/ignored'));
+    const ignored = await section(baselineUrl, () => load(url, count, connections, () => forgePush('bench/ignored')), baselineRuns);
     const workflow = {
       id: 'bench-routed', triggers: [{ source: 'forge', event: 'push', filter: { 'repository.full_name': 'bench/routed' } }],
       task_template: { agent_image: 'bench/checkin', runtime_target: { type: 'local', namespace: '' }, timeout_seconds: 600, brief: { after: '{{payload.after}}' } },
     };
     const created = await fetch(`${base}/api/v1/workflows/`, { method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(workflow) });
     if (created.status !== 201) throw new Error(`workflow not created: ${created.status} ${await created.text()}`);
-    const routed = await load(url, count, connections, () => forgePush('bench/routed'));
-    const callbacks = await benchCallbacks(base, token);
-    return { ignored, routed, callbacks };
+    const routed = await section(baselineUrl, () => load(url, count, connections, () => forgePush('bench/routed')), baselineRuns);
+    const callbacks = await benchCallbacks(base, token, baselineUrl, baselineRuns);
+    return { ignored, routed, callbacks, baselineRuns };
   } finally {
     await server.stop();
   }
@@ -147,7 +170,7 @@ async function fakeDispatcher() {
   return { url: `http://127.0.0.1:${server.address().port}`, tokens, close: () => server.close() };
 }
 
-async function benchCallbacks(base, token) {
+async function benchCallbacks(base, token, baselineUrl, baselineRuns) {
   const dispatcher = await fakeDispatcher();
   try {
     const checkin = await fetch(`${base}/api/v1/dispatchers/checkin/`, {
@@ -155,16 +178,18 @@ async function benchCallbacks(base, token) {
       body: JSON.stringify({ name: 'bench', endpoint_url: dispatcher.url, backends: ['local'], api_key: secret() }),
     });
     if (checkin.status >= 300) throw new Error(`check-in refused: ${checkin.status} ${await checkin.text()}`);
-    const deadline = Date.now() + 120_000;
-    while (dispatcher.tokens.size < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    const wanted = count * rounds;
+    const deadline = Date.now() + 180_000;
+    while (dispatcher.tokens.size < wanted && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     const taken = [...dispatcher.tokens];
+    if (taken.length < wanted) throw new Error(`only ${taken.length} of ${wanted} routed tasks reached the dispatcher`);
     let next = 0;
-    return await load(base, taken.length, connections, () => {
+    return await section(baselineUrl, () => load(base, count, connections, () => {
       const [guid, callbackToken] = taken[next++];
       const body = JSON.stringify({ status: 'completed', exit_code: 0, result_key: `results/${guid}/result.json` });
       const signature = `sha256=${createHmac('sha256', CALLBACK_KEY).update(body).digest('hex')}`;
       return { url: `${base}/api/v1/tasks/${guid}/callback/`, body, headers: { authorization: `Bearer ${callbackToken}`, 'x-service-signature': signature } };
-    });
+    }), baselineRuns);
   } finally {
     dispatcher.close();
   }
@@ -173,25 +198,28 @@ async function benchCallbacks(base, token) {
 const ms = (value) => `${value.toFixed(1)} ms`;
 const tally = (statuses) => [...statuses].map(([status, n]) => `${status} x${n}`).join(', ');
 
-function report(name, figures, base, target) {
-  const share = (100 * figures.rate) / base.rate;
+function report(name, { figures, reference, share }, target) {
   console.log(`${name}: ${figures.rate.toFixed(0)} requests/s, p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)} (${tally(figures.statuses)})`);
-  console.log(`   ${share.toFixed(0)}% of baseline rps, p99 ${(figures.p99 / base.p99).toFixed(1)}x baseline's (target: ${target})`);
+  console.log(`   ${(100 * share).toFixed(0)}% of the baseline runs beside it (${reference.rate.toFixed(0)} requests/s), p99 ${(figures.p99 / reference.p99).toFixed(1)}x theirs (target: ${target})`);
 }
 
 async function main() {
   const work = mkdtempSync(path.join(tmpdir(), 'bench-ingest-'));
   const databases = [await database(), await database()];
+  let baseline;
   try {
     if (!databases[0].url) throw new Error('bench-ingest needs local PostgreSQL (127.0.0.1:5432, user postgres)');
-    console.log(`${count} signed forge pushes per section, ${connections} keep-alive connections, after ${warmup} warm-up; PostgreSQL local, Redis ${redisUrl}`);
-    const base = await baseline(databases[0]);
-    console.log(`A. baseline (bare node:http, one HMAC, one INSERT): ${base.rate.toFixed(0)} requests/s, p50 ${ms(base.p50)}, p99 ${ms(base.p99)} (${tally(base.statuses)})`);
-    const { ignored, routed, callbacks } = await controller(databases[1], work);
-    report('B. ignored webhook ingest (202)', ignored, base, '>= 50% rps, p99 <= 3x');
-    report('C. routed webhook ingest (200, task stored)', routed, base, '>= 35% rps');
-    report('D. signed task callbacks (200)', callbacks, base, '>= 50% rps');
+    console.log(`${count} signed forge pushes per run, ${connections} keep-alive connections, ${rounds} runs per section, each between two baseline runs; PostgreSQL local, Redis ${redisUrl}`);
+    baseline = await startBaseline(databases[0]);
+    const { ignored, routed, callbacks, baselineRuns } = await controller(databases[1], work, baseline.url);
+    const rates = baselineRuns.map((run) => run.rate).sort((a, b) => a - b);
+    const middle = baselineRuns.slice().sort((a, b) => a.rate - b.rate)[Math.floor(baselineRuns.length / 2)];
+    console.log(`A. baseline (bare node:http, one HMAC, one INSERT), ${baselineRuns.length} runs: ${rates[0].toFixed(0)}-${rates.at(-1).toFixed(0)} requests/s, median run p50 ${ms(middle.p50)}, p99 ${ms(middle.p99)}`);
+    report('B. ignored webhook ingest (202)', ignored, '>= 50% rps, p99 <= 3x');
+    report('C. routed webhook ingest (200, task stored)', routed, '>= 35% rps');
+    report('D. signed task callbacks (200)', callbacks, '>= 50% rps');
   } finally {
+    baseline?.stop();
     for (const db of databases) await db.drop();
     rmSync(work, { recursive: true, force: true });
   }

@@ -14,8 +14,12 @@ import { TasksModule } from './tasks/tasks.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 
-/** The controller's feature modules, one per folder under src/controller/. */
-export const CONTROLLER_FEATURES: Type[] = [AuthModule, OAuthModule, HealthModule, DispatchersModule, TasksModule, SkillsModule, WorkflowsModule, WebhooksModule];
+/**
+ * The controller's feature modules, one per folder under src/controller/. Express tries
+ * routes in the order they were registered, which is this order: the two that take the
+ * most requests (webhook ingest, task callbacks and progress) come first.
+ */
+export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule];
 
 /** Root module of the `controller` role. */
 @Module({})

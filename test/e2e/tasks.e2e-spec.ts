@@ -24,12 +24,12 @@ describe('controller tasks API', () => {
     const guid = created.body.guid;
     expect(created.body).toMatchObject({ status: 'pending', brief_key: `briefs/${guid}.json`, created_by: 'operator:API_TOKEN' });
     const { updated_at: _changed, last_dispatch_error: _reason, ...stable } = created.body;
-    // No dispatcher offers the runtime: the task waits with the reason, and nothing is written yet.
+    // No dispatcher is online: the task waits with the reason, and nothing is written yet.
     const waiting = await waitFor(async () => {
       const task = (await getTask(system, guid)).body;
       return task.last_dispatch_error ? task : null;
     }, 10_000, 'the reason the task waits');
-    expect(waiting).toMatchObject({ ...stable, last_dispatch_error: expect.stringContaining('No online dispatcher offers the runtime "briefs-suite"') });
+    expect(waiting).toMatchObject({ ...stable, last_dispatch_error: 'No dispatcher is online; the task waits for one.' });
     const storage = createObjectStorage(system.config);
     expect(await storage.exists(`briefs/${guid}.json`)).toBe(false);
 
@@ -37,7 +37,7 @@ describe('controller tasks API', () => {
     try {
       await checkInDispatcher(system, { name: 'briefs-suite', endpoint_url: dispatcher.url, backends: ['briefs-suite'] });
       await waitFor(() => dispatcher.taskRequests.find((request) => request.body.task_id === guid), 20_000, 'the task request');
-      const stored = await storage.get(`briefs/${guid}.json`);
+      const stored = (await storage.get(`briefs/${guid}.json`))!;
       expect(JSON.parse((await readAll(stored)).toString('utf8'))).toEqual({ prompt: 'summarise', files: ['a.md'] });
       expect(dispatcher.taskRequests.find((request) => request.body.task_id === guid)!.body.brief_key).toBe(`briefs/${guid}.json`);
     } finally {

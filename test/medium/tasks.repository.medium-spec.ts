@@ -119,4 +119,20 @@ describe('TasksRepository on PostgreSQL', () => {
     expect((await tasks.findByGuid(inGrace.guid))!.status).toBe('dispatched');
     expect((await tasks.findByGuid(closed.guid))!.status).toBe('completed');
   });
+
+  it('tells pending tasks without a reason why they wait, from a point in time, and nothing else', async () => {
+    const old = await tasks.insert(makeTaskRow());
+    const since = new Date();
+    const fresh = await tasks.insert(makeTaskRow());
+    const explained = await tasks.insert(makeTaskRow({ lastDispatchError: 'another reason' }));
+    const running = await tasks.insert(makeTaskRow({ status: 'running' }));
+    await tasks.noteWaiting('nobody home', since);
+    expect((await tasks.findByGuid(fresh.guid))!.lastDispatchError).toBe('nobody home');
+    expect((await tasks.findByGuid(old.guid))!.lastDispatchError).toBeNull();
+    expect((await tasks.findByGuid(explained.guid))!.lastDispatchError).toBe('another reason');
+    expect((await tasks.findByGuid(running.guid))!.lastDispatchError).toBeNull();
+    await replica.noteWaiting('nobody home', null);
+    expect((await tasks.findByGuid(old.guid))!.lastDispatchError).toBe('nobody home');
+    expect((await tasks.findByGuid(old.guid))!.status).toBe('pending');
+  });
 });

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { isUUID } from 'class-validator';
+import { Subject } from 'rxjs';
 import { QueryFailedError, Repository } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
@@ -58,12 +59,15 @@ export class DispatchersService {
     const existing = await this.dispatchers.findOneBy({ name: dto.name });
     if (existing) {
       await this.dispatchers.update({ guid: existing.guid }, fields);
-      return { action: 'updated', dispatcher: await this.dispatchers.findOneByOrFail({ guid: existing.guid }) };
+      const dispatcher = await this.dispatchers.findOneByOrFail({ guid: existing.guid });
+      this.cameOnline.next(dispatcher);
+      return { action: 'updated', dispatcher };
     }
     const taken = await this.dispatchers.findOneBy({ slug });
     if (taken) throw DomainError.conflict(`The slug "${slug}" is taken by the dispatcher "${taken.name}".`);
     try {
       const created = await this.dispatchers.save(this.dispatchers.create({ name: dto.name, slug, ...fields }));
+      this.cameOnline.next(created);
       return { action: 'created', dispatcher: created };
     } catch (error) {
       // Two first check-ins of one name at once: the loser becomes an update.
@@ -74,14 +78,25 @@ export class DispatchersService {
   }
 
   async heartbeat(dto: DispatcherHeartbeatDto): Promise<Dispatcher> {
-    const result = await this.dispatchers.update(
-      { guid: dto.dispatcher_guid },
-      { activeTasks: dto.active_tasks, capacity: dto.capacity, lastHeartbeatAt: new Date() },
-    );
+    const before = isUUID(dto.dispatcher_guid) ? await this.dispatchers.findOneBy({ guid: dto.dispatcher_guid }) : null;
+    if (!before) throw new DomainError('not_found', 'Dispatcher not found; check in again.');
+    const fields = { activeTasks: dto.active_tasks, capacity: dto.capacity, lastHeartbeatAt: new Date() };
+    const result = await this.dispatchers.update({ guid: dto.dispatcher_guid }, fields);
     if (!result.affected) {
       throw new DomainError('not_found', 'Dispatcher not found; check in again.');
     }
-    return this.dispatchers.findOneByOrFail({ guid: dto.dispatcher_guid });
+    const wasOnline = dispatcherState(before.lastHeartbeatAt, before.heartbeatIntervalSeconds) === 'online';
+    const dispatcher = Object.assign(before, fields);
+    if (!wasOnline) this.cameOnline.next(dispatcher);
+    return dispatcher;
+  }
+
+  /** Dispatchers that just checked in, or sent a heartbeat after falling silent. */
+  readonly cameOnline = new Subject<Dispatcher>();
+
+  /** True when some dispatcher is online, read afresh. */
+  async anyOnline(now = new Date()): Promise<boolean> {
+    return (await this.all()).some((dispatcher) => dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, now) === 'online');
   }
 
   list(): Promise<Dispatcher[]> {

@@ -3,6 +3,7 @@ import { Subscription } from 'rxjs';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { SerialLoop } from '../../shared/loop/serial-loop';
+import { DispatchersService } from '../dispatchers/dispatchers.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskWakeups } from './task-wakeups';
 import { Task } from './tasks.entity';
@@ -11,11 +12,17 @@ import { TasksRepository } from './tasks.repository';
 /** Batches one process sends at once; more claimed tasks wait in the table, not in memory. */
 const BATCHES_IN_FLIGHT = 4;
 
+export const NO_DISPATCHER_ONLINE = 'No dispatcher is online; the task waits for one.';
+const IDLE_RECHECK_MS = 1000;
+/** Each round looks back this far before the last one's start, for inserts that committed late. */
+const NOTE_OVERLAP_MS = 5000;
+
 /**
  * The controller's dispatch loop. Woken at once when a task is stored (here, or by another
  * replica through LISTEN/NOTIFY) and every TASK_DISPATCH_RETRY_SECONDS otherwise, each round
  * runs the watchdog when it is due, then claims pending tasks in batches (FOR UPDATE SKIP
  * LOCKED, so replicas share the work) and sets each batch going, up to BATCHES_IN_FLIGHT.
+ * With no dispatcher online it claims nothing, and a dispatcher coming online wakes it.
  */
 @Injectable()
 export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -24,17 +31,28 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
   private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
   private watchdogDueAt = 0;
+  /** While no dispatcher is online, rounds before this time skip the database. */
+  private idleUntil = 0;
+  /** Tasks created before this were given the reason they wait by an earlier round (null: none yet). */
+  private notedSince: Date | null = null;
+  private idleWake?: NodeJS.Timeout;
   private readonly inFlight = new Set<Promise<void>>();
 
   constructor(
     private readonly tasks: TasksRepository,
     private readonly dispatch: TaskDispatchService,
+    private readonly dispatchers: DispatchersService,
     private readonly wakeups: TaskWakeups,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   onApplicationBootstrap(): void {
     this.subscription = this.wakeups.pending.subscribe(() => this.loop.kick());
+    // A dispatcher that comes online here wakes every replica's loop (its tasks may be waiting).
+    this.subscription.add(this.dispatchers.cameOnline.subscribe(() => {
+      this.idleUntil = 0;
+      this.wakeups.taskStored();
+    }));
     this.timer = setInterval(() => this.loop.kick(), this.config.taskDispatchRetrySeconds * 1000);
     this.timer.unref();
     this.loop.kick();
@@ -42,6 +60,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    clearTimeout(this.idleWake);
     this.subscription?.unsubscribe();
     await this.loop.stop();
     await Promise.all(this.inFlight);
@@ -51,6 +70,23 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     if (Date.now() >= this.watchdogDueAt) {
       this.watchdogDueAt = Date.now() + this.config.taskDispatchRetrySeconds * 1000;
       await this.timeOutSilentTasks();
+    }
+    if (Date.now() < this.idleUntil) {
+      // A wake-up while idle is put off, not lost: another replica may have seen a dispatcher come.
+      this.idleWake ??= setTimeout(() => {
+        this.idleWake = undefined;
+        this.loop.kick();
+      }, this.idleUntil - Date.now());
+      return;
+    }
+    const started = new Date();
+    if (!(await this.dispatchers.anyOnline(started))) {
+      // Nothing to send anywhere: pending tasks are not claimed, only told why they wait,
+      // and the database is asked again in a second (or when a dispatcher comes online here).
+      this.idleUntil = started.getTime() + IDLE_RECHECK_MS;
+      await this.tasks.noteWaiting(NO_DISPATCHER_ONLINE, this.notedSince);
+      this.notedSince = new Date(started.getTime() - NOTE_OVERLAP_MS);
+      return;
     }
     const size = this.config.dispatchBatchSize;
     while (this.inFlight.size < BATCHES_IN_FLIGHT) {

@@ -186,6 +186,22 @@ export class TasksRepository {
     );
   }
 
+  /**
+   * Gives the pending tasks created since `since` (all, when null) that have no reason yet
+   * `reason` as the reason they wait, without claiming or reading them back; rows another
+   * replica holds are skipped. A walk of the pending index from `since`.
+   */
+  async noteWaiting(reason: string, since: Date | null): Promise<void> {
+    await runPrepared(
+      this.db,
+      `UPDATE ${TASKS} SET last_dispatch_error = $1, updated_at = now()
+       WHERE guid IN (SELECT guid FROM ${TASKS}
+                      WHERE status = 'pending' AND created_at >= COALESCE($2::timestamptz, '-infinity') AND last_dispatch_error IS NULL
+                      FOR UPDATE SKIP LOCKED)`,
+      [reason, since],
+    );
+  }
+
   /** Ends this replica's claims (the round is over, or the process stops). */
   async releaseClaims(guids: string[]): Promise<void> {
     if (guids.length === 0) return;

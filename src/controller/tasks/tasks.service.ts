@@ -79,6 +79,14 @@ export class TasksService {
     };
   }
 
+  /**
+   * A template checked as POST /tasks/ checks one, for a caller that stores many tasks from
+   * it (a workflow's template, checked once rather than once per delivery).
+   */
+  checkTemplate(input: TaskTemplateInput): Promise<TaskTemplateDto> {
+    return validTemplate(input);
+  }
+
   /** Wakes the dispatch loop for tasks stored by another service's transaction. */
   taskStored(): void {
     this.wakeups.taskStored();

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../shared/errors/domain-error';
+import { TaskTemplateDto } from '../tasks/tasks.dto';
 import { TasksService, TaskTemplateInput } from '../tasks/tasks.service';
 import { fillBrief, pickWorkflow, WebhookEvent } from '../workflows/workflow-routing';
 import { Workflow } from '../workflows/workflows.entity';
@@ -39,7 +40,7 @@ export class WebhookRouter {
     let stored: boolean;
     let taskGuid: string;
     try {
-      const values = await this.tasks.prepareTask(taskInput(workflow, event), { workflowId: workflow.id, deliveryId: row.id });
+      const values = await this.tasks.prepareTask(await this.templateFor(workflow, event), { workflowId: workflow.id, deliveryId: row.id });
       taskGuid = values.guid;
       const delivery = this.ledger.insertOnce({ ...row, outcome: 'routed', statusCode: 200, taskGuid });
       stored = (await this.tasks.repository.insertAfter(values, delivery)) !== null;
@@ -55,6 +56,22 @@ export class WebhookRouter {
     this.tasks.taskStored();
     return { status: 200, body: { status: 'ok', routed_to: workflow.id, task_guid: taskGuid } };
   }
+
+  /**
+   * The task template of one delivery: the workflow's template, checked once per version of
+   * the workflow (the routing cache hands out the same object until the workflow changes),
+   * with the brief filled from this event.
+   */
+  private async templateFor(workflow: Workflow, event: WebhookEvent): Promise<TaskTemplateDto> {
+    let checked = this.checkedTemplates.get(workflow);
+    if (!checked) {
+      checked = this.tasks.checkTemplate(taskInput(workflow, event));
+      this.checkedTemplates.set(workflow, checked);
+    }
+    return Object.assign(new TaskTemplateDto(), await checked, { brief: taskInput(workflow, event).brief });
+  }
+
+  private readonly checkedTemplates = new WeakMap<Workflow, Promise<TaskTemplateDto>>();
 
   private unstored(deliveryId: string, workflow: Workflow, error: unknown): DomainError {
     const reason = error instanceof Error ? error.message : String(error);
