@@ -1,6 +1,6 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ControllerModule } from './controller/controller.module';
+import { CONTROLLER_HOT_ROUTES, ControllerModule } from './controller/controller.module';
 import { DispatcherModule } from './dispatcher/dispatcher.module';
 import { AppConfig } from './shared/config/config';
 import { roleDataSourceOptions, SchemaRole } from './shared/database/data-sources';
@@ -29,7 +29,8 @@ export async function createRoleApp(role: SchemaRole, config: AppConfig): Promis
     abortOnError: false,
     forceCloseConnections: true,
   });
-  configureHttp(app, role, config);
+  const hotRoutes = role === 'controller' ? CONTROLLER_HOT_ROUTES.flatMap((provider) => app.get(provider, { strict: false }).routes()) : [];
+  configureHttp(app, role, config, hotRoutes);
   return app;
 }
 

@@ -4,13 +4,16 @@ import { ConfigModule } from '../shared/config/config.module';
 import { CacheModule } from '../shared/cache/cache.module';
 import { DatabaseModule } from '../shared/database/database.module';
 import { MetricsController } from '../shared/metrics/metrics.controller';
+import { HotRoute } from '../shared/http/hot-routes';
 import { StorageModule } from '../shared/storage/storage.module';
 import { AuthModule } from './auth/auth.module';
 import { DispatchersModule } from './dispatchers/dispatchers.module';
 import { HealthModule } from './health/health.module';
 import { OAuthModule } from './oauth/oauth.module';
 import { SkillsModule } from './skills/skills.module';
+import { TaskHotRoutes } from './tasks/task-hot-routes';
 import { TasksModule } from './tasks/tasks.module';
+import { WebhookHotRoutes } from './webhooks/webhook-hot-routes';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { WorkflowsModule } from './workflows/workflows.module';
 
@@ -20,6 +23,9 @@ import { WorkflowsModule } from './workflows/workflows.module';
  * most requests (webhook ingest, task callbacks and progress) come first.
  */
 export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule];
+
+/** The providers of the controller's hot routes (see `mountHotRoutes`), webhook ingest first. */
+export const CONTROLLER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [WebhookHotRoutes, TaskHotRoutes];
 
 /** Root module of the `controller` role. */
 @Module({})

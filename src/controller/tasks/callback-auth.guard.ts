@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import {
   applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, SetMetadata, UseGuards,
 } from '@nestjs/common';
@@ -53,30 +54,23 @@ export class CallbackCaller {
  * over the raw request bytes, else 403.
  */
 @Injectable()
-export class CallbackAuthGuard implements CanActivate {
+export class CallbackAuthenticator {
   constructor(
-    private readonly reflector: Reflector,
     private readonly tasks: TasksRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<CallbackRequest>();
-    const policy = this.reflector.get<SignaturePolicy>(SIGNATURE_POLICY, context.getHandler()) ?? 'required';
-    const guid = String(request.params.guid ?? '');
+  async authenticate(request: { guid: string; headers: IncomingHttpHeaders; rawBody: Buffer }, policy: SignaturePolicy): Promise<CallbackCaller> {
+    const { guid } = request;
     const token = bearerToken(request.headers.authorization);
-    const signed = this.signatureAccepted(request, policy);
-    const authenticate = () => this.authenticate(guid, token, signed);
-    if (isUUID(guid) && token && signed) {
-      request.callbackCaller = new CallbackCaller(guid, hashCallbackToken(token), authenticate);
-      return true;
-    }
-    const task = await authenticate();
-    request.callbackCaller = new CallbackCaller(guid, null, () => Promise.resolve(task));
-    return true;
+    const signed = this.signatureAccepted(request.headers, request.rawBody, policy);
+    const check = () => this.check(guid, token, signed);
+    if (isUUID(guid) && token && signed) return new CallbackCaller(guid, hashCallbackToken(token), check);
+    const task = await check();
+    return new CallbackCaller(guid, null, () => Promise.resolve(task));
   }
 
-  private async authenticate(guid: string, token: string | null, signed: boolean): Promise<Task> {
+  private async check(guid: string, token: string | null, signed: boolean): Promise<Task> {
     const task = isUUID(guid) ? await this.tasks.findByGuid(guid) : null;
     if (!task) throw DomainError.notFound('Task');
     if (!token) throw new DomainError('not_authenticated', 'A Bearer callback token is required.', { headers: WWW_AUTHENTICATE });
@@ -88,11 +82,30 @@ export class CallbackAuthGuard implements CanActivate {
   }
 
   /** True when the request's signature matches, or the policy and settings ask for none. */
-  private signatureAccepted(request: CallbackRequest, policy: SignaturePolicy): boolean {
+  private signatureAccepted(headers: IncomingHttpHeaders, rawBody: Buffer, policy: SignaturePolicy): boolean {
     const key = this.config.callbackSigningKey;
-    const signature = request.headers['x-service-signature'];
+    const signature = headers['x-service-signature'];
     if (!key || (policy === 'when-sent' && signature === undefined)) return true;
-    return verifyCallbackSignature(key, request.rawBody ?? Buffer.alloc(0), typeof signature === 'string' ? signature : undefined);
+    return verifyCallbackSignature(key, rawBody, typeof signature === 'string' ? signature : undefined);
+  }
+}
+
+/** `CallbackAuthenticator` for a Nest route marked `@CallbackAuth()`. */
+@Injectable()
+export class CallbackAuthGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: CallbackAuthenticator,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<CallbackRequest>();
+    const policy = this.reflector.get<SignaturePolicy>(SIGNATURE_POLICY, context.getHandler()) ?? 'required';
+    request.callbackCaller = await this.authenticator.authenticate(
+      { guid: String(request.params.guid ?? ''), headers: request.headers, rawBody: request.rawBody ?? Buffer.alloc(0) },
+      policy,
+    );
+    return true;
   }
 }
 

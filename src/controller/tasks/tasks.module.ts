@@ -2,11 +2,12 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DispatchersModule } from '../dispatchers/dispatchers.module';
 import { SkillsModule } from '../skills/skills.module';
-import { CallbackAuthGuard } from './callback-auth.guard';
+import { CallbackAuthenticator, CallbackAuthGuard } from './callback-auth.guard';
 import { DispatchLoop } from './dispatch-loop';
 import { DispatcherClient } from './dispatcher-client';
 import { TaskCallbacksService } from './task-callbacks.service';
 import { TaskDispatchService } from './task-dispatch.service';
+import { TaskHotRoutes } from './task-hot-routes';
 import { TaskWakeups } from './task-wakeups';
 import { TasksController } from './tasks.controller';
 import { Task } from './tasks.entity';
@@ -17,8 +18,8 @@ import { TasksService } from './tasks.service';
   imports: [TypeOrmModule.forFeature([Task]), DispatchersModule, SkillsModule],
   controllers: [TasksController],
   providers: [
-    TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthGuard,
-    TaskWakeups, DispatchLoop, DispatcherClient,
+    TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackAuthGuard,
+    TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes,
   ],
   exports: [TasksService, TasksRepository],
 })

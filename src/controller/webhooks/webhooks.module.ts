@@ -5,6 +5,7 @@ import { WorkflowsModule } from '../workflows/workflows.module';
 import { DeliveriesService } from './deliveries.service';
 import { DeliveryLedger } from './delivery-ledger';
 import { WebhookDelivery } from './webhook-delivery.entity';
+import { WebhookHotRoutes } from './webhook-hot-routes';
 import { WebhookRouter } from './webhook-router';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
@@ -12,6 +13,6 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [TypeOrmModule.forFeature([WebhookDelivery]), TasksModule, WorkflowsModule],
   controllers: [WebhooksController],
-  providers: [DeliveryLedger, WebhookRouter, WebhooksService, DeliveriesService],
+  providers: [DeliveryLedger, WebhookRouter, WebhooksService, DeliveriesService, WebhookHotRoutes],
 })
 export class WebhooksModule {}

@@ -7,8 +7,11 @@ abstract class RoleExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    const response = http.getResponse<Response>();
-    const request = http.getRequest<Request>();
+    this.respond(exception, http.getRequest<Request>(), http.getResponse<Response>());
+  }
+
+  /** Answers `exception` in the role's error shape (also for routes served outside Nest's router). */
+  respond(exception: unknown, request: Request, response: Response): void {
     const view = toErrorView(exception);
     if (view.errorId) {
       const err = view.cause instanceof Error ? view.cause : new Error(String(view.cause));

@@ -9,6 +9,7 @@ import { createValidationPipe } from '../errors/validation';
 import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
 import { httpMetricsMiddleware } from '../metrics/metrics';
+import { HotRoute, mountHotRoutes } from './hot-routes';
 import { refuseUnstorableJson } from './json-guard';
 
 export type HttpRole = 'controller' | 'dispatcher';
@@ -26,7 +27,7 @@ function keepRawBody(request: RawBodyRequest, _response: Response, buffer: Buffe
 }
 
 /** Everything both roles' HTTP servers share: ids, logs, metrics, bodies, errors, docs. */
-export function configureHttp(app: INestApplication, role: HttpRole, config: AppConfig): void {
+export function configureHttp(app: INestApplication, role: HttpRole, config: AppConfig, hotRoutes: HotRoute[] = []): void {
   const http = app.getHttpAdapter().getInstance() as express.Express;
   http.disable('x-powered-by');
   http.set('trust proxy', config.trustProxy);
@@ -43,12 +44,14 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
     // Agents PUT result objects of any type; the bytes are stored as they come.
     app.use('/agent/objects', express.raw({ type: () => true, limit: config.maxPackageBytes }));
   }
+  const errors = role === 'controller' ? new ControllerExceptionFilter() : new DispatcherExceptionFilter();
+  mountHotRoutes(http, hotRoutes, config.maxJsonBytes, (error, request, response) => errors.respond(error, request, response));
   app.use(refuseUnknownBodyTypes);
   app.use(express.json({ limit: config.maxJsonBytes, type: ['application/json', 'application/*+json'], verify: keepRawBody }));
   app.use(express.urlencoded({ limit: config.maxJsonBytes, extended: false, verify: keepRawBody }));
   app.use(refuseUnstorableJson);
 
-  app.useGlobalFilters(role === 'controller' ? new ControllerExceptionFilter() : new DispatcherExceptionFilter());
+  app.useGlobalFilters(errors);
   app.useGlobalPipes(createValidationPipe());
 
   const document = SwaggerModule.createDocument(
