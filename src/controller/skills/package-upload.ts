@@ -82,8 +82,8 @@ export class PackageUploadInterceptor implements NestInterceptor {
       throw new DomainError('unsupported_media_type', 'Send the package as multipart/form-data with one part named "file".');
     }
     if (Number(request.headers['content-length']) > this.maxBodyBytes) {
-      // Refused before reading: closing the connection spares the client sending the rest.
-      throw new DomainError('payload_too_large', 'The package is larger than MAX_PACKAGE_BYTES allows.', { headers: { Connection: 'close' } });
+      // Refused before reading; the rest of the body is drained within a bound (drainUnreadBody).
+      throw new DomainError('payload_too_large', 'The package is larger than MAX_PACKAGE_BYTES allows.');
     }
     await new Promise<void>((resolve, reject) => {
       this.receive(request, response, (error?: unknown) => (error ? reject(uploadError(error)) : resolve()));

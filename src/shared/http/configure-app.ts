@@ -9,6 +9,7 @@ import { createValidationPipe } from '../errors/validation';
 import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
 import { httpMetricsMiddleware } from '../metrics/metrics';
+import { answerOverLimitAtOnce, drainUnreadBody } from './drain-unread-body';
 import { HotRoute, mountHotRoutes } from './hot-routes';
 import { refuseUnstorableJson } from './json-guard';
 
@@ -38,17 +39,20 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
     response.setHeader('X-Request-Id', requestId);
     requestContext.run({ requestId, role }, next);
   });
+  app.use(drainUnreadBody);
   app.use(accessLog());
   app.use(httpMetricsMiddleware(role));
   if (role === 'dispatcher') {
     // Agents PUT result objects of any type; the bytes are stored as they come.
-    app.use('/agent/objects', express.raw({ type: () => true, limit: config.maxPackageBytes }));
+    app.use('/agent/objects', answerOverLimitAtOnce(express.raw({ type: () => true, limit: config.maxPackageBytes }), config.maxPackageBytes, () => true));
   }
   const errors = role === 'controller' ? new ControllerExceptionFilter() : new DispatcherExceptionFilter();
   mountHotRoutes(http, hotRoutes, config.maxJsonBytes, (error, request, response) => errors.respond(error, request, response));
   app.use(refuseUnknownBodyTypes);
-  app.use(express.json({ limit: config.maxJsonBytes, type: ['application/json', 'application/*+json'], verify: keepRawBody }));
-  app.use(express.urlencoded({ limit: config.maxJsonBytes, extended: false, verify: keepRawBody }));
+  const json = ['application/json', 'application/*+json'];
+  const form = 'application/x-www-form-urlencoded';
+  app.use(answerOverLimitAtOnce(express.json({ limit: config.maxJsonBytes, type: json, verify: keepRawBody }), config.maxJsonBytes, (r) => !!r.is(json)));
+  app.use(answerOverLimitAtOnce(express.urlencoded({ limit: config.maxJsonBytes, extended: false, verify: keepRawBody }), config.maxJsonBytes, (r) => !!r.is(form)));
   app.use(refuseUnstorableJson);
 
   app.useGlobalFilters(errors);

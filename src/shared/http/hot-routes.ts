@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { DomainError } from '../errors/domain-error';
+import { tooLarge } from './drain-unread-body';
 import { jsonProblem } from './json-guard';
 
 /** What a hot route's handler gets: the path parameters, the headers, the exact bytes and the parsed JSON. */
@@ -71,9 +72,9 @@ function takesLane(request: Request): boolean {
   return JSON_TYPE.test(request.headers['content-type'] ?? '');
 }
 
-/** Errors shaped as body-parser's, so the role's error mapping answers them as it answers those. */
-function parserError(type: 'entity.too.large' | 'entity.parse.failed', status: number, message: string): Error {
-  return Object.assign(new Error(message), { type, status, statusCode: status, expose: true });
+/** A syntax error shaped as body-parser's, so the role's error mapping answers it as it answers those. */
+function parseError(message: string): Error {
+  return Object.assign(new Error(message), { type: 'entity.parse.failed', status: 400, statusCode: 400, expose: true });
 }
 
 /**
@@ -85,7 +86,7 @@ function readJson(request: Request, limitBytes: number): Promise<{ rawBody: Buff
   return new Promise((resolve, reject) => {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limitBytes) {
-      reject(parserError('entity.too.large', 413, 'request entity too large'));
+      reject(tooLarge());
       return;
     }
     const chunks: Buffer[] = [];
@@ -97,7 +98,7 @@ function readJson(request: Request, limitBytes: number): Promise<{ rawBody: Buff
       if (size > limitBytes) {
         refused = true;
         chunks.length = 0;
-        reject(parserError('entity.too.large', 413, 'request entity too large'));
+        reject(tooLarge());
         return;
       }
       chunks.push(chunk);
@@ -109,12 +110,12 @@ function readJson(request: Request, limitBytes: number): Promise<{ rawBody: Buff
       const text = rawBody.toString('utf8');
       const start = /\S/.exec(text);
       if (!start) return resolve({ rawBody, body: {} });
-      if (start[0] !== '{' && start[0] !== '[') return reject(parserError('entity.parse.failed', 400, 'not a JSON object or array'));
+      if (start[0] !== '{' && start[0] !== '[') return reject(parseError('not a JSON object or array'));
       let body: unknown;
       try {
         body = JSON.parse(text);
       } catch (error) {
-        return reject(parserError('entity.parse.failed', 400, error instanceof Error ? error.message : 'invalid JSON'));
+        return reject(parseError(error instanceof Error ? error.message : 'invalid JSON'));
       }
       const problem = jsonProblem(body);
       if (problem) return reject(DomainError.invalid({ [problem.field]: [problem.message] }));
