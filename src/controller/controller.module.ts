@@ -7,6 +7,7 @@ import { MetricsController } from '../shared/metrics/metrics.controller';
 import { HotRoute } from '../shared/http/hot-routes';
 import { StorageModule } from '../shared/storage/storage.module';
 import { AuthModule } from './auth/auth.module';
+import { ControllerRetention } from './controller-retention';
 import { DispatchersModule } from './dispatchers/dispatchers.module';
 import { HealthModule } from './health/health.module';
 import { OAuthModule } from './oauth/oauth.module';
@@ -41,6 +42,7 @@ export class ControllerModule {
         ...CONTROLLER_FEATURES,
       ],
       controllers: [MetricsController],
+      providers: [ControllerRetention],
     };
   }
 }

@@ -7,6 +7,7 @@ import { MetricsController } from '../shared/metrics/metrics.controller';
 import { StorageModule } from '../shared/storage/storage.module';
 import { AgentModule } from './agent/agent.module';
 import { CallbacksModule } from './callbacks/callbacks.module';
+import { DispatcherRetention } from './dispatcher-retention';
 import { HealthModule } from './health/health.module';
 import { RegistrationModule } from './registration/registration.module';
 import { RuntimeModule } from './runtime/runtime.module';
@@ -30,6 +31,7 @@ export class DispatcherModule {
         ...DISPATCHER_FEATURES,
       ],
       controllers: [MetricsController],
+      providers: [DispatcherRetention],
     };
   }
 }

@@ -6,6 +6,7 @@ import { CreateWorkflows1750700000000 } from './1750700000000-CreateWorkflows';
 import { CreateWebhookDeliveries1750700000001 } from './1750700000001-CreateWebhookDeliveries';
 import { TaskPipeline1760000000000 } from './1760000000000-TaskPipeline';
 import { KeysetListIndexes1770000000000 } from './1770000000000-KeysetListIndexes';
+import { RetentionIndexes1770000000001 } from './1770000000001-RetentionIndexes';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -17,4 +18,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   CreateWebhookDeliveries1750700000001,
   TaskPipeline1760000000000,
   KeysetListIndexes1770000000000,
+  RetentionIndexes1770000000001,
 ];

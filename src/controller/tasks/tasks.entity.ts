@@ -31,6 +31,7 @@ export interface TaskProgress {
 @Index('tasks_workflow_created_idx', ['workflowId', 'createdAt', 'guid'])
 // The migration builds this one as ("created_at" DESC); TypeORM has no per-column order.
 @Index('tasks_created_idx', ['createdAt', 'guid'])
+@Index('tasks_finished_idx', ['finishedAt'], { where: '"finished_at" IS NOT NULL' })
 @Index('tasks_open_deadline_idx', ['deadlineAt'], { where: `"status" IN ('dispatched', 'running')` })
 @Index('tasks_pending_arrival_idx', ['createdAt', 'guid'], { where: `"status" = 'pending'` })
 @Index('tasks_open_dispatcher_idx', ['dispatcherGuid'], { where: `"status" IN ('dispatched', 'running')` })

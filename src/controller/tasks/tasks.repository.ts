@@ -4,7 +4,9 @@ import { DataSource, EntityMetadata } from 'typeorm';
 import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { isFinal, statusesBefore } from './task-state';
-import { Task, TaskStatus } from './tasks.entity';
+import { Task, TASK_STATUSES, TaskStatus } from './tasks.entity';
+
+const FINAL_TASK_STATUSES = TASK_STATUSES.filter(isFinal);
 
 const TASKS = '"controller"."tasks"';
 
@@ -200,6 +202,26 @@ export class TasksRepository {
                       FOR UPDATE SKIP LOCKED)`,
       [reason, since],
     );
+  }
+
+  /**
+   * Deletes up to `limit` tasks that ended more than `days` ago, oldest first. `beforeDelete`
+   * removes what they keep elsewhere (their briefs) while their rows are locked, so a row
+   * goes only once its objects are gone; rows another replica's sweep holds are skipped.
+   */
+  deleteFinished(days: number, limit: number, beforeDelete: (tasks: { guid: string; briefKey: string }[]) => Promise<void>): Promise<number> {
+    return this.db.transaction(async (manager) => {
+      const rows: { guid: string; brief_key: string }[] = await manager.query(
+        `SELECT guid, brief_key FROM ${TASKS}
+         WHERE status = ANY($1) AND finished_at < now() - make_interval(days => $2)
+         ORDER BY finished_at LIMIT $3 FOR UPDATE SKIP LOCKED`,
+        [FINAL_TASK_STATUSES, days, limit],
+      );
+      if (rows.length === 0) return 0;
+      await beforeDelete(rows.map((row) => ({ guid: row.guid, briefKey: row.brief_key })));
+      await manager.query(`DELETE FROM ${TASKS} WHERE guid = ANY($1)`, [rows.map((row) => row.guid)]);
+      return rows.length;
+    });
   }
 
   /** Ends this replica's claims (the round is over, or the process stops). */

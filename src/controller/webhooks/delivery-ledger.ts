@@ -73,6 +73,18 @@ export class DeliveryLedger {
     return row;
   }
 
+  /** Deletes up to `limit` deliveries received more than `days` ago, oldest first (rows another sweep holds are skipped). */
+  async deleteReceivedBefore(days: number, limit: number): Promise<number> {
+    const rows: unknown[] = await this.deliveries.query(
+      `DELETE FROM "controller"."webhook_deliveries" WHERE id IN (
+         SELECT id FROM "controller"."webhook_deliveries" WHERE received_at < now() - make_interval(days => $1)
+         ORDER BY received_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [days, limit],
+    );
+    return rows.length;
+  }
+
   /** Newest first, paged by `(received_at, id)`; each filter has an index in that order. */
   list(filters: DeliveryFilters, request: KeysetRequest): Promise<KeysetPage<WebhookDelivery>> {
     const rows = this.deliveries.createQueryBuilder('d');

@@ -14,5 +14,6 @@ import { WebhooksService } from './webhooks.service';
   imports: [TypeOrmModule.forFeature([WebhookDelivery]), TasksModule, WorkflowsModule],
   controllers: [WebhooksController],
   providers: [DeliveryLedger, WebhookRouter, WebhooksService, DeliveriesService, WebhookHotRoutes],
+  exports: [DeliveryLedger],
 })
 export class WebhooksModule {}

@@ -3,6 +3,7 @@ import { OrderPendingTasksByArrival1710000000001 } from './1710000000001-OrderPe
 import { AddRuntimeOwner1710000000002 } from './1710000000002-AddRuntimeOwner';
 import { AddCallbackClaimant1710000000003 } from './1710000000003-AddCallbackClaimant';
 import { StatusListIndex1710000000004 } from './1710000000004-StatusListIndex';
+import { RetentionIndex1710000000005 } from './1710000000005-RetentionIndex';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
@@ -11,4 +12,5 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   AddRuntimeOwner1710000000002,
   AddCallbackClaimant1710000000003,
   StatusListIndex1710000000004,
+  RetentionIndex1710000000005,
 ];

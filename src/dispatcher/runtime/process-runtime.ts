@@ -50,7 +50,7 @@ export class ProcessRuntime implements RuntimeBackend {
 
   constructor(config: Pick<AppConfig, 'localImageCommands' | 'dataDir'>, private readonly projectRoot = findProjectRoot()) {
     this.commands = { ...DEFAULT_IMAGE_COMMANDS, ...config.localImageCommands };
-    this.logDir = path.join(config.dataDir, 'agent-logs');
+    this.logDir = agentLogDir(config.dataDir);
   }
 
   commandFor(image: string): string | undefined {
@@ -235,4 +235,9 @@ export function findProjectRoot(start = __dirname): string {
     dir = parent;
   }
   return dir;
+}
+
+/** Where process agents' output is kept, one `<task>.log` each. */
+export function agentLogDir(dataDir: string): string {
+  return path.join(dataDir, 'agent-logs');
 }

@@ -4,7 +4,7 @@ import { DataSource, EntityManager, In } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { CallbackOutboxEntity } from '../callbacks/callback-outbox.entity';
 import { callbackBody } from '../callbacks/callback-body';
-import { ACTIVE_STATUSES, isFinal, sourcesOf, TaskStatus } from './task-state';
+import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from './task-state';
 import { TaskEntity } from './task.entity';
 
 const TASKS = '"dispatcher"."tasks"';
@@ -177,5 +177,28 @@ export class TasksRepository {
       .orderBy('task.seq', 'DESC')
       .limit(200)
       .getMany();
+  }
+
+  /**
+   * Deletes up to `limit` tasks that ended more than `days` ago and have no callback still
+   * to deliver, oldest first, with their outbox rows. `beforeDelete` removes what they keep
+   * elsewhere (results, logs) while their rows are locked; rows another sweep holds are skipped.
+   */
+  deleteFinished(days: number, limit: number, beforeDelete: (taskIds: string[]) => Promise<void>): Promise<number> {
+    return this.db.transaction(async (manager) => {
+      const rows: { task_id: string }[] = await manager.query(
+        `SELECT t.task_id FROM ${TASKS} t
+         WHERE t.status = ANY($1) AND t.finished_at < now() - make_interval(days => $2)
+           AND NOT EXISTS (SELECT 1 FROM "dispatcher"."callback_outbox" o WHERE o.task_id = t.task_id AND o.state = 'pending')
+         ORDER BY t.finished_at LIMIT $3 FOR UPDATE OF t SKIP LOCKED`,
+        [FINAL_STATUSES, days, limit],
+      );
+      if (rows.length === 0) return 0;
+      const ids = rows.map((row) => row.task_id);
+      await beforeDelete(ids);
+      // The outbox rows go with their task (ON DELETE CASCADE).
+      await manager.query(`DELETE FROM ${TASKS} WHERE task_id = ANY($1)`, [ids]);
+      return ids.length;
+    });
   }
 }

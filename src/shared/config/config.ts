@@ -55,6 +55,10 @@ export interface AppConfig {
   /** Task requests one controller process has in flight to one dispatcher at most. */
   dispatchConcurrencyPerDispatcher: number;
   webhookPayloadMaxBytes: number;
+  /** Final tasks (with their briefs, results, logs and delivered callbacks) are deleted this long after they ended; 0 keeps them. */
+  taskRetentionDays: number;
+  /** Webhook ledger rows are deleted this long after they arrived; 0 keeps them. */
+  deliveryRetentionDays: number;
 
   // dispatcher
   apiKey: string;
@@ -268,6 +272,8 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     dispatchClaimLeaseSeconds: r.int('DISPATCH_CLAIM_LEASE_SECONDS', 60, 1, 3600),
     dispatchConcurrencyPerDispatcher: r.int('DISPATCH_CONCURRENCY_PER_DISPATCHER', 16, 1, 256),
     webhookPayloadMaxBytes: r.int('WEBHOOK_PAYLOAD_MAX_BYTES', 256 * 1024, 0, 1024 * 1024 * 1024),
+    taskRetentionDays: r.int('TASK_RETENTION_DAYS', 30, 0, 36500),
+    deliveryRetentionDays: r.int('DELIVERY_RETENTION_DAYS', 14, 0, 36500),
 
     apiKey: r.string('API_KEY', ''),
     agentKey: r.string('AGENT_KEY', ''),

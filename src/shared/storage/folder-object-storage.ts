@@ -55,6 +55,16 @@ export class FolderObjectStorage implements ObjectStorage {
     await fs.rm(file, { force: true });
   }
 
+  async deleteFolder(prefix: string): Promise<number> {
+    const folder = this.pathOf(prefix);
+    const entries = await fs.readdir(folder, { recursive: true, withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return [];
+      throw error;
+    });
+    await fs.rm(folder, { recursive: true, force: true });
+    return entries.filter((entry) => entry.isFile()).length;
+  }
+
   async ping(): Promise<void> {
     await fs.mkdir(this.root, { recursive: true });
     await fs.access(this.root);

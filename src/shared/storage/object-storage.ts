@@ -23,6 +23,8 @@ export interface ObjectStorage {
   stat(key: string): Promise<ObjectInfo | null>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
+  /** Deletes every object whose key starts with `prefix/` (a folder of objects); answers how many. */
+  deleteFolder(prefix: string): Promise<number>;
   ping(): Promise<void>;
 }
 

@@ -129,6 +129,18 @@ export class S3ObjectStorage implements ObjectStorage {
     await this.client.removeObject(this.settings.bucket, key);
   }
 
+  async deleteFolder(prefix: string): Promise<number> {
+    assertObjectKey(prefix);
+    await this.ensureBucket();
+    const keys: string[] = [];
+    for await (const item of this.client.listObjectsV2(this.settings.bucket, `${prefix}/`, true) as AsyncIterable<{ name?: string }>) {
+      if (item.name) keys.push(item.name);
+    }
+    // removeObjects sends them in batches of 1,000, S3's limit for one request.
+    if (keys.length > 0) await this.client.removeObjects(this.settings.bucket, keys);
+    return keys.length;
+  }
+
   async ping(): Promise<void> {
     this.bucketReady = null;
     await this.ensureBucket();

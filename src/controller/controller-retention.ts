@@ -1,0 +1,40 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig } from '../shared/config/config';
+import { APP_CONFIG } from '../shared/config/config.module';
+import { RetentionSweep, RetentionTarget } from '../shared/retention/retention-sweep';
+import { OBJECT_STORAGE, ObjectStorage } from '../shared/storage/object-storage';
+import { DeliveryLedger } from './webhooks/delivery-ledger';
+import { TasksRepository } from './tasks/tasks.repository';
+
+/**
+ * TASK_RETENTION_DAYS and DELIVERY_RETENTION_DAYS on the controller: final tasks with the
+ * briefs the controller wrote for them (`briefs/<guid>.json`; a `brief_key` a caller gave
+ * is the caller's object and stays), and webhook ledger rows.
+ */
+@Injectable()
+export class ControllerRetention extends RetentionSweep {
+  constructor(
+    private readonly tasks: TasksRepository,
+    private readonly ledger: DeliveryLedger,
+    @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {
+    super();
+  }
+
+  protected targets(): RetentionTarget[] {
+    return [
+      {
+        name: 'final tasks',
+        days: this.config.taskRetentionDays,
+        sweep: (days, batch) =>
+          this.tasks.deleteFinished(days, batch, async (tasks) => {
+            for (const task of tasks) {
+              if (task.briefKey === `briefs/${task.guid}.json`) await this.storage.delete(task.briefKey);
+            }
+          }),
+      },
+      { name: 'webhook deliveries', days: this.config.deliveryRetentionDays, sweep: (days, batch) => this.ledger.deleteReceivedBefore(days, batch) },
+    ];
+  }
+}
