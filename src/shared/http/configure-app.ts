@@ -8,7 +8,7 @@ import { ControllerExceptionFilter, DispatcherExceptionFilter } from '../errors/
 import { createValidationPipe } from '../errors/validation';
 import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
-import { httpMetricsMiddleware } from '../metrics/metrics';
+import { recordHttpRequest } from '../metrics/metrics';
 import { answerOverLimitAtOnce, drainUnreadBody } from './drain-unread-body';
 import { HotRoute, mountHotRoutes } from './hot-routes';
 import { refuseUnstorableJson } from './json-guard';
@@ -33,15 +33,22 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
   http.disable('x-powered-by');
   http.set('trust proxy', config.trustProxy);
 
+  // One middleware and one 'finish' listener for what every request gets: its id (and the
+  // context its log lines carry), then, once answered, its metrics, its access log line
+  // and the drain of a body left unread.
   app.use((request: Request, response: Response, next: NextFunction) => {
     const given = request.header('x-request-id');
     const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
     response.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    response.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      recordHttpRequest(role, request, response, seconds);
+      logRequest(request, response, seconds);
+      drainUnreadBody(request);
+    });
     requestContext.run({ requestId, role }, next);
   });
-  app.use(drainUnreadBody);
-  app.use(accessLog());
-  app.use(httpMetricsMiddleware(role));
   if (role === 'dispatcher') {
     // Agents PUT result objects of any type; the bytes are stored as they come.
     app.use('/agent/objects', answerOverLimitAtOnce(express.raw({ type: () => true, limit: config.maxPackageBytes }), config.maxPackageBytes, () => true));
@@ -96,20 +103,15 @@ function refuseUnknownBodyTypes(request: Request, _response: Response, next: Nex
 const QUIET_PATHS = new Set(['/health', '/health/', '/ready', '/ready/', '/metrics']);
 
 /** One line per answered request (probes and metrics only when they fail). */
-function accessLog() {
-  return (request: Request, response: Response, next: NextFunction): void => {
-    const started = process.hrtime.bigint();
-    response.on('finish', () => {
-      if (QUIET_PATHS.has(request.path) && response.statusCode < 400) return;
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const level = response.statusCode >= 500 ? 'error' : 'info';
-      rootLogger()[level](
-        { method: request.method, url: redactQuery(request.originalUrl), status: response.statusCode, duration_ms: Math.round(durationMs * 10) / 10 },
-        'request completed',
-      );
-    });
-    next();
-  };
+function logRequest(request: Request, response: Response, seconds: number): void {
+  if (QUIET_PATHS.has(request.path) && response.statusCode < 400) return;
+  const level = response.statusCode >= 500 ? 'error' : 'info';
+  const logger = rootLogger();
+  if (!logger.isLevelEnabled(level)) return;
+  logger[level](
+    { method: request.method, url: redactQuery(request.originalUrl), status: response.statusCode, duration_ms: Math.round(seconds * 10000) / 10 },
+    'request completed',
+  );
 }
 
 function redactQuery(url: string): string {

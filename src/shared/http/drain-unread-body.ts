@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 
 /** Unread request bytes worth reading and discarding after an early answer. */
 export const DRAIN_MAX_BYTES = 4 * 1024 * 1024;
@@ -8,38 +8,35 @@ export const DRAIN_MAX_MS = 10_000;
 const DRAIN_CHECK_MS = 10;
 
 /**
- * A request answered before its body was read (413 over a limit, 401, 415) has its
+ * Called once a request is answered. A request answered before its body was read (413 over a limit, 401, 415) has its
  * remaining bytes read and discarded, up to DRAIN_MAX_BYTES within DRAIN_MAX_MS, so the
  * connection stays usable and a client that writes its whole body before it reads (Node's
  * fetch, many HTTP libraries) gets the answer instead of EPIPE. Past the bound the
  * connection is closed: a client sending gigabytes after a refusal costs a few megabytes.
  * Go's net/http does the same (with 256 KiB); Node's own dump of an unread body has no bound.
  */
-export function drainUnreadBody(request: Request, response: Response, next: NextFunction): void {
-  response.once('finish', () => {
-    if (request.complete || request.destroyed) return;
-    // Watched through the socket's byte count: Node's HTTP parser reads the socket natively,
-    // and once it dumps an unread body (after the answer) its bytes reach no JS listener.
-    const socket = request.socket;
-    const start = socket.bytesRead;
-    const started = Date.now();
-    const stop = () => {
-      clearInterval(watch);
-      request.removeListener('end', stop);
-      socket.removeListener('close', stop);
-    };
-    const watch = setInterval(() => {
-      if (socket.bytesRead - start > DRAIN_MAX_BYTES || Date.now() - started > DRAIN_MAX_MS) {
-        stop();
-        socket.destroy();
-      }
-    }, DRAIN_CHECK_MS);
-    watch.unref();
-    request.once('end', stop);
-    socket.once('close', stop);
-    request.resume();
-  });
-  next();
+export function drainUnreadBody(request: Request): void {
+  if (request.complete || request.destroyed) return;
+  // Watched through the socket's byte count: Node's HTTP parser reads the socket natively,
+  // and once it dumps an unread body (after the answer) its bytes reach no JS listener.
+  const socket = request.socket;
+  const start = socket.bytesRead;
+  const started = Date.now();
+  const stop = () => {
+    clearInterval(watch);
+    request.removeListener('end', stop);
+    socket.removeListener('close', stop);
+  };
+  const watch = setInterval(() => {
+    if (socket.bytesRead - start > DRAIN_MAX_BYTES || Date.now() - started > DRAIN_MAX_MS) {
+      stop();
+      socket.destroy();
+    }
+  }, DRAIN_CHECK_MS);
+  watch.unref();
+  request.once('end', stop);
+  socket.once('close', stop);
+  request.resume();
 }
 
 /** An over-limit error shaped as body-parser's own, so the error mapping answers it the same way. */

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** One registry per process; in the `all` role both servers report into it by `role`. */
@@ -20,17 +20,11 @@ const durations = new Histogram({
   registers: [metricsRegistry],
 });
 
-/** Records each request under its route pattern (never the raw path, which holds ids). */
-export function httpMetricsMiddleware(role: string) {
-  return (request: Request, response: Response, next: NextFunction): void => {
-    const stop = durations.startTimer();
-    response.on('finish', () => {
-      const routePath = (request.route as { path?: string } | undefined)?.path;
-      const route = routePath ? `${request.baseUrl}${routePath}` : 'unmatched';
-      const labels = { role, method: request.method, route, status: String(response.statusCode) };
-      requests.inc(labels);
-      stop(labels);
-    });
-    next();
-  };
+/** Records an answered request under its route pattern (never the raw path, which holds ids). */
+export function recordHttpRequest(role: string, request: Request, response: Response, seconds: number): void {
+  const routePath = (request.route as { path?: string } | undefined)?.path;
+  const route = routePath ? `${request.baseUrl}${routePath}` : 'unmatched';
+  const labels = { role, method: request.method, route, status: String(response.statusCode) };
+  requests.inc(labels);
+  durations.observe(labels, seconds);
 }
