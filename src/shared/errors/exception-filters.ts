@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ErrorView, toErrorView } from './error-response';
 
 abstract class RoleExceptionFilter implements ExceptionFilter {
@@ -7,22 +7,29 @@ abstract class RoleExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    this.respond(exception, http.getRequest<Request>(), http.getResponse<Response>());
+    this.respond(exception, http.getRequest<IncomingMessage>(), http.getResponse<ServerResponse>());
   }
 
-  /** Answers `exception` in the role's error shape (also for routes served outside Nest's router). */
-  respond(exception: unknown, request: Request, response: Response): void {
+  /**
+   * Answers `exception` in the role's error shape, with Node's own response methods, so the
+   * hot lane (which has no Express response) answers errors exactly as the Nest routes do.
+   */
+  respond(exception: unknown, request: IncomingMessage, response: ServerResponse): void {
     const view = toErrorView(exception);
     if (view.errorId) {
       const err = view.cause instanceof Error ? view.cause : new Error(String(view.cause));
-      this.logger.error({ errorId: view.errorId, method: request.method, path: request.path, err }, 'Unhandled error');
+      this.logger.error({ errorId: view.errorId, method: request.method, path: (request.url ?? '').split('?')[0], err }, 'Unhandled error');
     }
     if (response.headersSent) {
       response.end();
       return;
     }
     for (const [name, value] of Object.entries(view.headers)) response.setHeader(name, value);
-    response.status(view.status).json(view.verbatim ?? this.body(view));
+    const text = JSON.stringify(view.verbatim ?? this.body(view));
+    response.statusCode = view.status;
+    response.setHeader('Content-Type', 'application/json; charset=utf-8');
+    response.setHeader('Content-Length', Buffer.byteLength(text));
+    response.end(text);
   }
 
   protected abstract body(view: ErrorView): unknown;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
@@ -10,7 +11,7 @@ import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
 import { recordHttpRequest } from '../metrics/metrics';
 import { answerOverLimitAtOnce, drainUnreadBody } from './drain-unread-body';
-import { HotRoute, mountHotRoutes } from './hot-routes';
+import { HotRoute, serveHotRoutesFirst } from './hot-routes';
 import { refuseUnstorableJson } from './json-guard';
 
 export type HttpRole = 'controller' | 'dispatcher';
@@ -33,28 +34,17 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
   http.disable('x-powered-by');
   http.set('trust proxy', config.trustProxy);
 
-  // One middleware and one 'finish' listener for what every request gets: its id (and the
-  // context its log lines carry), then, once answered, its metrics, its access log line
-  // and the drain of a body left unread.
-  app.use((request: Request, response: Response, next: NextFunction) => {
-    const given = request.header('x-request-id');
-    const requestId = given && REQUEST_ID.test(given) ? given : randomUUID();
-    response.setHeader('X-Request-Id', requestId);
-    const started = process.hrtime.bigint();
-    response.once('finish', () => {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      recordHttpRequest(role, request, response, seconds);
-      logRequest(request, response, seconds);
-      drainUnreadBody(request);
-    });
-    requestContext.run({ requestId, role }, next);
-  });
+  app.use((request: Request, response: Response, next: NextFunction) => observeRequest(role, request, response, () => expressRoute(request), next));
   if (role === 'dispatcher') {
     // Agents PUT result objects of any type; the bytes are stored as they come.
     app.use('/agent/objects', answerOverLimitAtOnce(express.raw({ type: () => true, limit: config.maxPackageBytes }), config.maxPackageBytes, () => true));
   }
   const errors = role === 'controller' ? new ControllerExceptionFilter() : new DispatcherExceptionFilter();
-  mountHotRoutes(http, hotRoutes, config.maxJsonBytes, (error, request, response) => errors.respond(error, request, response));
+  serveHotRoutesFirst(app.getHttpServer() as Server, hotRoutes, {
+    limitBytes: config.maxJsonBytes,
+    respondWithError: (error, request, response) => errors.respond(error, request, response),
+    observe: (request, response, route, handle) => observeRequest(role, request, response, () => route, handle),
+  });
   app.use(refuseUnknownBodyTypes);
   const json = ['application/json', 'application/*+json'];
   const form = 'application/x-www-form-urlencoded';
@@ -102,14 +92,40 @@ function refuseUnknownBodyTypes(request: Request, _response: Response, next: Nex
 
 const QUIET_PATHS = new Set(['/health', '/health/', '/ready', '/ready/', '/metrics']);
 
+/**
+ * What every request gets, on the Express routes and the hot lane alike: its id (and the
+ * context its log lines carry), then, once answered, its metrics under its route pattern,
+ * its access log line and the drain of a body left unread; one 'finish' listener for all.
+ */
+function observeRequest(role: HttpRole, request: IncomingMessage, response: ServerResponse, routeOf: () => string, next: () => void): void {
+  const given = request.headers['x-request-id'];
+  const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  response.setHeader('X-Request-Id', requestId);
+  const started = process.hrtime.bigint();
+  response.once('finish', () => {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    recordHttpRequest(role, request.method ?? '', routeOf(), response.statusCode, seconds);
+    logRequest(request, response, seconds);
+    drainUnreadBody(request);
+  });
+  requestContext.run({ requestId, role }, next);
+}
+
+/** The route pattern Express matched, never the raw path (which holds ids). */
+function expressRoute(request: Request): string {
+  const routePath = (request.route as { path?: string } | undefined)?.path;
+  return routePath ? `${request.baseUrl}${routePath}` : 'unmatched';
+}
+
 /** One line per answered request (probes and metrics only when they fail). */
-function logRequest(request: Request, response: Response, seconds: number): void {
-  if (QUIET_PATHS.has(request.path) && response.statusCode < 400) return;
+function logRequest(request: IncomingMessage, response: ServerResponse, seconds: number): void {
+  const url = (request as Partial<Request>).originalUrl ?? request.url ?? '';
+  if (QUIET_PATHS.has(url.split('?')[0]) && response.statusCode < 400) return;
   const level = response.statusCode >= 500 ? 'error' : 'info';
   const logger = rootLogger();
   if (!logger.isLevelEnabled(level)) return;
   logger[level](
-    { method: request.method, url: redactQuery(request.originalUrl), status: response.statusCode, duration_ms: Math.round(seconds * 10000) / 10 },
+    { method: request.method, url: redactQuery(url), status: response.statusCode, duration_ms: Math.round(seconds * 10000) / 10 },
     'request completed',
   );
 }

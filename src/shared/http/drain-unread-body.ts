@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler } from 'express';
 
 /** Unread request bytes worth reading and discarding after an early answer. */
@@ -15,7 +16,7 @@ const DRAIN_CHECK_MS = 10;
  * connection is closed: a client sending gigabytes after a refusal costs a few megabytes.
  * Go's net/http does the same (with 256 KiB); Node's own dump of an unread body has no bound.
  */
-export function drainUnreadBody(request: Request): void {
+export function drainUnreadBody(request: IncomingMessage): void {
   if (request.complete || request.destroyed) return;
   // Watched through the socket's byte count: Node's HTTP parser reads the socket natively,
   // and once it dumps an unread body (after the answer) its bytes reach no JS listener.

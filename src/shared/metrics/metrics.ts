@@ -1,4 +1,3 @@
-import type { Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 
 /** One registry per process; in the `all` role both servers report into it by `role`. */
@@ -21,10 +20,8 @@ const durations = new Histogram({
 });
 
 /** Records an answered request under its route pattern (never the raw path, which holds ids). */
-export function recordHttpRequest(role: string, request: Request, response: Response, seconds: number): void {
-  const routePath = (request.route as { path?: string } | undefined)?.path;
-  const route = routePath ? `${request.baseUrl}${routePath}` : 'unmatched';
-  const labels = { role, method: request.method, route, status: String(response.statusCode) };
+export function recordHttpRequest(role: string, method: string, route: string, status: number, seconds: number): void {
+  const labels = { role, method, route, status: String(status) };
   requests.inc(labels);
   durations.observe(labels, seconds);
 }
