@@ -32,35 +32,68 @@ function statementName(text: string): string {
 /** A column value as SQL takes it: a parameter, or an SQL expression given as `() => 'now()'`. */
 export type ColumnValue = unknown | (() => string);
 
+/**
+ * The SQL of one shape of a write: which properties it sets, and which of them are SQL
+ * expressions (with their text). Built from the entity's metadata once per shape and kept:
+ * a hot path writes the same few shapes over and over.
+ */
+interface WriteShape {
+  /** Column names, quoted, in metadata order. */
+  names: string[];
+  /** Per column: null for a parameter, or the SQL expression. */
+  expressions: (string | null)[];
+  /** Properties that take parameters, in order, and whether each is jsonb. */
+  parameters: { property: string; json: boolean }[];
+}
+
+const shapes = new WeakMap<EntityMetadata, Map<string, WriteShape>>();
+
+function shapeOf(metadata: EntityMetadata, values: Record<string, ColumnValue>): WriteShape {
+  const keys = Object.keys(values).filter((key) => values[key] !== undefined).sort();
+  const key = keys.map((property) => (typeof values[property] === 'function' ? `${property}=${(values[property] as () => string)()}` : property)).join('|');
+  let byKey = shapes.get(metadata);
+  if (!byKey) shapes.set(metadata, (byKey = new Map()));
+  let shape = byKey.get(key);
+  if (!shape) {
+    const columns = metadata.columns.filter((column) => values[column.propertyName] !== undefined);
+    shape = {
+      names: columns.map((column) => `"${column.databaseName}"`),
+      expressions: columns.map((column) => (typeof values[column.propertyName] === 'function' ? (values[column.propertyName] as () => string)() : null)),
+      parameters: columns
+        .filter((column) => typeof values[column.propertyName] !== 'function')
+        .map((column) => ({ property: column.propertyName, json: column.type === 'jsonb' })),
+    };
+    byKey.set(key, shape);
+  }
+  return shape;
+}
+
+function parametersOf(shape: WriteShape, values: Record<string, ColumnValue>): unknown[] {
+  return shape.parameters.map(({ property, json }) => {
+    const value = values[property];
+    return json && value !== null ? JSON.stringify(value) : value;
+  });
+}
+
 /** `INSERT` column list, placeholders from `$first`, and their parameters, for the given properties. */
 export function insertParts(metadata: EntityMetadata, values: Record<string, ColumnValue>, first = 1) {
-  const columns = metadata.columns.filter((column) => values[column.propertyName] !== undefined);
-  const params: unknown[] = [];
-  const placeholders = columns.map((column) => {
-    const value = values[column.propertyName];
-    if (typeof value === 'function') return (value as () => string)();
-    params.push(column.type === 'jsonb' && value !== null ? JSON.stringify(value) : value);
-    return `$${first + params.length - 1}`;
-  });
+  const shape = shapeOf(metadata, values);
+  let next = first;
   return {
-    names: columns.map((column) => `"${column.databaseName}"`).join(', '),
-    placeholders: placeholders.join(', '),
-    params,
+    names: shape.names.join(', '),
+    placeholders: shape.expressions.map((expression) => expression ?? `$${next++}`).join(', '),
+    params: parametersOf(shape, values),
   };
 }
 
 /** `SET` assignments from `$first` for the given properties, SQL expressions inline. */
 export function setParts(metadata: EntityMetadata, values: Record<string, ColumnValue>, first = 1) {
-  const params: unknown[] = [];
-  const assignments = metadata.columns
-    .filter((column) => values[column.propertyName] !== undefined)
-    .map((column) => {
-      const value = values[column.propertyName];
-      if (typeof value === 'function') return `"${column.databaseName}" = ${(value as () => string)()}`;
-      params.push(column.type === 'jsonb' && value !== null ? JSON.stringify(value) : value);
-      return `"${column.databaseName}" = $${first + params.length - 1}`;
-    });
-  return { assignments: assignments.join(', '), params };
+  const shape = shapeOf(metadata, values);
+  let next = first;
+  return {
+    assignments: shape.names.map((name, index) => `${name} = ${shape.expressions[index] ?? `$${next++}`}`).join(', '),
+    params: parametersOf(shape, values),
+  };
 }
 
 /** The columns an entity loads by default (not those marked `select: false`), as a SELECT list. */

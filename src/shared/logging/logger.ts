@@ -77,6 +77,7 @@ export class PinoNestLogger implements LoggerService {
   private write(given: pino.Level, message: unknown, rest: unknown[]): void {
     const context = typeof rest[rest.length - 1] === 'string' ? (rest.pop() as string) : undefined;
     const level = context && DEBUG_ONLY_CONTEXTS.has(context) ? 'debug' : given;
+    if (!this.logger.isLevelEnabled(level)) return;
     const bindings = context ? { context } : {};
     if (message !== null && typeof message === 'object' && !(message instanceof Error)) {
       const text = typeof rest[0] === 'string' ? rest[0] : undefined;
