@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { createValidationPipe } from '../../shared/errors/validation';
+import { validateBody } from '../../shared/errors/validation';
 import { HotRequest, HotRoute } from '../../shared/http/hot-routes';
 import { CallbackAuthenticator, SignaturePolicy } from './callback-auth.guard';
 import { CallbackAnswer, TaskCallbacksService } from './task-callbacks.service';
@@ -11,8 +11,6 @@ import { TaskCallbackDto, TaskProgressDto } from './tasks.dto';
  */
 @Injectable()
 export class TaskHotRoutes {
-  private readonly validation = createValidationPipe();
-
   constructor(
     private readonly authenticator: CallbackAuthenticator,
     private readonly callbacks: TaskCallbacksService,
@@ -25,7 +23,7 @@ export class TaskHotRoutes {
     ];
   }
 
-  private route<T>(
+  private route<T extends object>(
     name: 'callback' | 'progress',
     policy: SignaturePolicy,
     dto: new () => T,
@@ -35,7 +33,7 @@ export class TaskHotRoutes {
       path: `/api/v1/tasks/:guid/${name}`,
       handle: async (request: HotRequest) => {
         const caller = await this.authenticator.authenticate({ guid: request.params.guid ?? '', headers: request.headers, rawBody: request.rawBody }, policy);
-        const body = (await this.validation.transform(request.body, { type: 'body', metatype: dto })) as T;
+        const body = await validateBody(dto, request.body);
         return { status: 200, body: await run(caller, body) };
       },
     };

@@ -1,4 +1,6 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
 import { hideReservedKeys, restoreReservedKeys } from '../validation/reserved-keys';
 import { DomainError, FieldErrors } from './domain-error';
 
@@ -24,11 +26,24 @@ class BodyValidationPipe extends ValidationPipe {
   }
 }
 
+const VALIDATOR_OPTIONS = { whitelist: true, forbidUnknownValues: false } as const;
+
 export function createValidationPipe(): ValidationPipe {
   return new BodyValidationPipe({
-    whitelist: true,
+    ...VALIDATOR_OPTIONS,
     transform: true,
-    forbidUnknownValues: false,
     exceptionFactory: (errors) => DomainError.invalid(fieldErrors(errors)),
   });
+}
+
+/**
+ * A JSON body checked as the global pipe checks one (same options, same reserved keys, same
+ * 400), without Nest's pipe around it: for the hot lane, where the pipe's own walk of the
+ * body cost more than the checks.
+ */
+export async function validateBody<T extends object>(metatype: new () => T, body: unknown): Promise<T> {
+  const entity = plainToInstance(metatype, hideReservedKeys(body ?? {})) as T;
+  const errors = await validate(entity, VALIDATOR_OPTIONS);
+  if (errors.length > 0) throw DomainError.invalid(fieldErrors(errors));
+  return restoreReservedKeys(entity) as T;
 }
