@@ -3,7 +3,8 @@ import { createServer, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { http } from '../harness/http';
-import { startTestSystem, TestSystem } from '../harness/system';
+import { RoleProcess } from '../harness/role-process';
+import { startTestSystem, TestSystem, testEnv } from '../harness/system';
 import { waitFor } from '../harness/wait';
 import { makeWorkflow, pushPayload, sendWebhook, signedWebhook } from '../harness/webhooks';
 
@@ -78,18 +79,21 @@ describe('webhook routing, duplicates, failures and the delivery ledger', () => 
     expect((await ledger('workflow=dedup&outcome=duplicate')).count).toBe(10);
   });
 
-  it('keeps one task per delivery across replicas that share no cache, through the ledger index', async () => {
-    const replica = await startTestSystem({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false });
+  it('keeps one task per delivery across two controller processes that share no cache, through the ledger index', async () => {
+    await createWorkflow(makeWorkflow('replicas', {}, { filter: { 'repository.full_name': 'replicas/app' } }));
+    const env = await testEnv({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false });
+    const replicaUrl = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
+    const replica = await new RoleProcess(env, `${replicaUrl}/health/`).start();
     try {
-      await createWorkflow(makeWorkflow('replicas', {}, { filter: { 'repository.full_name': 'replicas/app' } }));
       const copy = await signedWebhook('forge', pushPayload('replicas/app'), { deliveryId: randomUUID() });
-      const targets = Array.from({ length: 10 }, (_, i) => (i % 2 ? replica : system).controllerUrl);
+      const targets = Array.from({ length: 10 }, (_, i) => (i % 2 ? replicaUrl : system.controllerUrl));
       const answers = await Promise.all(targets.map((url) => sendWebhook(url, copy)));
+      expect(answers.map((a) => a.status)).toEqual(Array(10).fill(200));
       expect(answers.filter((a) => a.body.status === 'ok')).toHaveLength(1);
       expect(answers.filter((a) => a.body.status === 'duplicate')).toHaveLength(9);
       expect((await http('GET', api('workflows/replicas/runs/'), { headers: auth })).body.count).toBe(1);
     } finally {
-      await replica.close();
+      await replica.stop();
     }
   });
 
