@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, freePort, percentile, secret } from './bench-lib.mjs';
+import { bootServer, database, freePort, percentile, secret, runBenchScript } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_INGEST_REQUESTS ?? 4000);
 const connections = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 64);
@@ -227,14 +227,4 @@ async function main() {
   }
 }
 
-if (process.argv[2] === '--baseline-server') {
-  baselineServer().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
-} else {
-  main().catch((error) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runBenchScript(main, baselineServer);

@@ -91,3 +91,21 @@ export function percentile(values, p) {
 export const median = (values) => percentile(values, 50);
 
 export const secret = () => randomBytes(24).toString('base64url');
+
+/**
+ * A bench script's entry: its baseline server when forked with `--baseline-server` (the
+ * scripts fork themselves so the baseline runs in a process of its own), else `main`.
+ */
+export function runBenchScript(main, baselineServer) {
+  if (process.argv[2] === '--baseline-server') {
+    Promise.resolve().then(baselineServer).catch((error) => {
+      console.error(error);
+      process.exit(1);
+    });
+    return;
+  }
+  main().catch((error) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

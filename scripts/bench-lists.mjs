@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, freePort, median, percentile, secret } from './bench-lib.mjs';
+import { bootServer, database, freePort, median, percentile, secret, runBenchScript } from './bench-lib.mjs';
 
 const TASKS = Number(process.env.BENCH_LISTS_TASKS ?? 1_000_000);
 const DELIVERIES = Number(process.env.BENCH_LISTS_DELIVERIES ?? 1_000_000);
@@ -187,11 +187,4 @@ async function main() {
   }
 }
 
-if (process.argv[2] === '--baseline-server') {
-  baselineServer();
-} else {
-  main().catch((error) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runBenchScript(main, baselineServer);

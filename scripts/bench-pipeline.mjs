@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, freePort, percentile, rssSampler, secret } from './bench-lib.mjs';
+import { bootServer, database, freePort, percentile, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
 
 const env = (name, fallback) => Number(process.env[name] ?? fallback);
 const creates = env('BENCH_PIPELINE_CREATES', 2000);
@@ -452,14 +452,4 @@ async function main() {
   }
 }
 
-if (process.argv[2] === '--baseline-server') {
-  baselineServer().catch((error) => {
-    console.error(error);
-    process.exit(1);
-  });
-} else {
-  main().catch((error) => {
-    console.error(error);
-    process.exitCode = 1;
-  });
-}
+runBenchScript(main, baselineServer);
