@@ -10,7 +10,10 @@ export class WebhookHotRoutes {
   routes(): HotRoute[] {
     return [{
       path: '/api/v1/webhooks',
-      handle: (request) => this.webhooks.ingest({ headers: request.headers, rawBody: request.rawBody, body: request.body, formEncoded: false }),
+      // Every delivery is kept in the ledger, one whose body is refused too.
+      takesRefusedBodies: true,
+      handle: (request) =>
+        this.webhooks.ingest({ headers: request.headers, rawBody: request.rawBody, body: request.body, formEncoded: false, refusal: request.refusal }),
     }];
   }
 }

@@ -24,6 +24,7 @@ export class WebhooksController {
       rawBody: request.rawBody ?? Buffer.alloc(0),
       body: request.body,
       formEncoded: request.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded',
+      refusal: request.bodyRefusal,
     });
     response.status(answer.status);
     return answer.body;

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
+import { jsonProblem } from '../../shared/http/json-guard';
 import { WebhookEvent } from '../workflows/workflow-routing';
 import { DeliveryLedger } from './delivery-ledger';
 import { WebhookDelivery } from './webhook-delivery.entity';
@@ -25,6 +26,8 @@ export interface InboundWebhook {
   /** The body as parsed by the HTTP layer (JSON, or form fields). */
   body: unknown;
   formEncoded: boolean;
+  /** Why the HTTP layer refused the body (not JSON, or a part no endpoint takes); the delivery is refused and recorded. */
+  refusal?: unknown;
 }
 
 export type IngestAnswer =
@@ -68,6 +71,7 @@ export class WebhooksService {
 
   /** Checks, in the contract's order, everything that can refuse a delivery; refusals are recorded. */
   private async parseOrReject(inbound: InboundWebhook): Promise<Parsed> {
+    if (inbound.refusal !== undefined) throw await this.rejectBody(inbound, inbound.refusal);
     let source: WebhookSource | undefined;
     let verified = false;
     try {
@@ -95,6 +99,33 @@ export class WebhooksService {
       }
       throw error;
     }
+  }
+
+  /**
+   * A delivery whose body the HTTP layer refused: recorded as `rejected` with the reason
+   * and the body as text PostgreSQL can hold, then answered with that refusal.
+   */
+  private async rejectBody(inbound: InboundWebhook, refusal: unknown): Promise<unknown> {
+    const error = bodyRefusalError(refusal);
+    let source: WebhookSource | 'unknown' = 'unknown';
+    let verified = false;
+    try {
+      source = detectSource(inbound.headers);
+      verified = verifyWebhookSignature({ source, headers: inbound.headers, rawBody: inbound.rawBody, secrets: this.secrets(), production: this.config.production });
+    } catch {
+      // The body's refusal is the answer; an unknown sender or a bad signature is recorded as unverified.
+    }
+    await this.ledger.record({
+      source,
+      verified,
+      outcome: 'rejected',
+      statusCode: error instanceof DomainError ? error.status : 400,
+      error: error instanceof Error ? error.message : 'Request body refused.',
+      ...this.payloadFields(storableText(inbound.rawBody)),
+      payloadSize: inbound.rawBody.length,
+      finishedAt: new Date(),
+    });
+    return error;
   }
 
   private secrets(): WebhookSecrets {
@@ -130,6 +161,18 @@ export class WebhooksService {
   }
 }
 
+/** The HTTP layer's refusal as the error the sender gets: a body-parser syntax error is `parse_error`. */
+function bodyRefusalError(refusal: unknown): unknown {
+  if (refusal instanceof DomainError) return refusal;
+  if ((refusal as { type?: string })?.type === 'entity.parse.failed') return new DomainError('parse_error', 'Request body is not valid JSON.');
+  return refusal;
+}
+
+/** Raw bytes as text PostgreSQL's `text` can hold: invalid UTF-8 becomes U+FFFD, a NUL byte the escape `\u0000`. */
+export function storableText(rawBody: Buffer): string {
+  return rawBody.toString('utf8').replaceAll('\u0000', '\\u0000');
+}
+
 /**
  * The event payload: the JSON body, or for a form-encoded delivery its `payload` field
  * (as forges send it) or else the form fields themselves.
@@ -146,6 +189,9 @@ export function readPayload(inbound: InboundWebhook): { payload: Record<string, 
       } catch {
         throw new DomainError('parse_error', 'The form field "payload" is not valid JSON.');
       }
+      // The JSON guard saw the form field as text; what it holds is checked as any JSON body is.
+      const problem = jsonProblem(payload, 'payload');
+      if (problem) throw DomainError.invalid({ [problem.field]: [problem.message] });
     } else {
       payload = fields;
       payloadText = JSON.stringify(fields);

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import express, { NextFunction, Request, Response } from 'express';
+import express, { NextFunction, Request, RequestHandler, Response } from 'express';
+import { match } from 'path-to-regexp';
 import { AppConfig } from '../config/config';
 import { DomainError } from '../errors/domain-error';
 import { ControllerExceptionFilter, DispatcherExceptionFilter } from '../errors/exception-filters';
@@ -19,6 +20,8 @@ export type HttpRole = 'controller' | 'dispatcher';
 /** The raw request bytes, kept for signature checks (callbacks, webhooks). */
 export interface RawBodyRequest extends Request {
   rawBody?: Buffer;
+  /** Why the body was refused, on a route that takes refused bodies (see `HotRoute.takesRefusedBodies`). */
+  bodyRefusal?: unknown;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -48,9 +51,10 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
   app.use(refuseUnknownBodyTypes);
   const json = ['application/json', 'application/*+json'];
   const form = 'application/x-www-form-urlencoded';
-  app.use(answerOverLimitAtOnce(express.json({ limit: config.maxJsonBytes, type: json, verify: keepRawBody }), config.maxJsonBytes, (r) => !!r.is(json)));
-  app.use(answerOverLimitAtOnce(express.urlencoded({ limit: config.maxJsonBytes, extended: false, verify: keepRawBody }), config.maxJsonBytes, (r) => !!r.is(form)));
-  app.use(refuseUnstorableJson);
+  const keeps = refusalKeeper(hotRoutes);
+  app.use(keepRefusal(answerOverLimitAtOnce(express.json({ limit: config.maxJsonBytes, type: json, verify: keepRawBody }), config.maxJsonBytes, (r) => !!r.is(json)), keeps));
+  app.use(keepRefusal(answerOverLimitAtOnce(express.urlencoded({ limit: config.maxJsonBytes, extended: false, verify: keepRawBody }), config.maxJsonBytes, (r) => !!r.is(form)), keeps));
+  app.use(keepRefusal(refuseUnstorableJson, keeps));
 
   app.useGlobalFilters(errors);
   app.useGlobalPipes(createValidationPipe());
@@ -78,6 +82,41 @@ function documentBuilder(role: HttpRole): DocumentBuilder {
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Operator token, sent as "Token <key>"' }, 'token')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'OAuth 2.0 access token from POST /api/v1/oauth/token/' })
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: "The task's callback token (task callback and progress only)" }, 'callback_token');
+}
+
+/** Whether a request is for a route that takes refused bodies: the same paths on Express as on the hot lane. */
+function refusalKeeper(hotRoutes: HotRoute[]): (request: Request) => boolean {
+  const matchers = hotRoutes
+    .filter((route) => route.takesRefusedBodies)
+    .map((route) => match(route.path, { sensitive: false, end: true, trailing: true }));
+  if (matchers.length === 0) return () => false;
+  return (request) => request.method === 'POST' && matchers.some((matches) => {
+    try {
+      return matches(request.path) !== false;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * A body parser or guard whose refusal of a body (unparsable, or refused by the JSON guard)
+ * is kept on the request for such a route's handler rather than answered here; other
+ * errors (too large, unsupported charset) are answered as usual.
+ */
+function keepRefusal(middleware: RequestHandler, keeps: (request: Request) => boolean): RequestHandler {
+  return (request: RawBodyRequest, response, next) =>
+    middleware(request, response, (error?: unknown) => {
+      if (!error || !keeps(request) || !isBodyRefusal(error)) return next(error);
+      request.bodyRefusal = error;
+      request.body = undefined;
+      next();
+    });
+}
+
+function isBodyRefusal(error: unknown): boolean {
+  if (error instanceof DomainError) return error.code === 'invalid';
+  return (error as { type?: string }).type === 'entity.parse.failed';
 }
 
 /** A body the server cannot read is 415 before any handler runs. */

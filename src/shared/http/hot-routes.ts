@@ -10,6 +10,8 @@ export interface HotRequest {
   headers: IncomingHttpHeaders;
   rawBody: Buffer;
   body: unknown;
+  /** Why the body was refused (unparsable, or refused by the JSON guard), for a route that takes such bodies. */
+  refusal?: unknown;
 }
 
 export interface HotAnswer {
@@ -20,6 +22,11 @@ export interface HotAnswer {
 /** A POST endpoint answered ahead of Nest's router; `path` is the Nest route's own pattern. */
 export interface HotRoute {
   path: string;
+  /**
+   * When set, a body that is not JSON or that the JSON guard refuses still reaches `handle`,
+   * with `refusal` set and no `body`, so the route can keep a record of it before it refuses.
+   */
+  takesRefusedBodies?: boolean;
   handle(request: HotRequest): Promise<HotAnswer>;
 }
 
@@ -83,8 +90,8 @@ function matchPath(matches: MatchFunction<Partial<Record<string, string | string
 }
 
 function answer(route: HotRoute, params: Record<string, string>, request: IncomingMessage, response: ServerResponse, options: HotLaneOptions): void {
-  readJson(request, options.limitBytes)
-    .then(({ rawBody, body }) => route.handle({ params, headers: request.headers, rawBody, body }))
+  readBody(request, options.limitBytes)
+    .then((rawBody) => route.handle({ params, headers: request.headers, rawBody, ...parseBody(rawBody, route) }))
     .then(
       (result) => {
         const text = JSON.stringify(result.body);
@@ -110,12 +117,8 @@ function parseError(message: string): Error {
   return Object.assign(new Error(message), { type: 'entity.parse.failed', status: 400, statusCode: 400, expose: true });
 }
 
-/**
- * The body, within `limitBytes`, parsed as body-parser's strict JSON parser would: empty is
- * `{}`, anything but an object or an array is a parse error. Parts PostgreSQL cannot store
- * (or nested past the limit) are refused as the JSON guard refuses them.
- */
-function readJson(request: IncomingMessage, limitBytes: number): Promise<{ rawBody: Buffer; body: unknown }> {
+/** The bytes of the body, within `limitBytes` (over it: 413 at once). */
+function readBody(request: IncomingMessage, limitBytes: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > limitBytes) {
@@ -138,21 +141,38 @@ function readJson(request: IncomingMessage, limitBytes: number): Promise<{ rawBo
     });
     request.on('error', reject);
     request.on('end', () => {
-      if (refused) return;
-      const rawBody = Buffer.concat(chunks, size);
-      const text = rawBody.toString('utf8');
-      const start = /\S/.exec(text);
-      if (!start) return resolve({ rawBody, body: {} });
-      if (start[0] !== '{' && start[0] !== '[') return reject(parseError('not a JSON object or array'));
-      let body: unknown;
-      try {
-        body = JSON.parse(text);
-      } catch (error) {
-        return reject(parseError(error instanceof Error ? error.message : 'invalid JSON'));
-      }
-      const problem = jsonProblem(body);
-      if (problem) return reject(DomainError.invalid({ [problem.field]: [problem.message] }));
-      resolve({ rawBody, body });
+      if (!refused) resolve(Buffer.concat(chunks, size));
     });
   });
+}
+
+/** The parsed body, or (for a route that takes refused bodies) why it was refused. */
+function parseBody(rawBody: Buffer, route: HotRoute): { body: unknown; refusal?: unknown } {
+  try {
+    return { body: parseJson(rawBody) };
+  } catch (refusal) {
+    if (!route.takesRefusedBodies) throw refusal;
+    return { body: undefined, refusal };
+  }
+}
+
+/**
+ * The body parsed as body-parser's strict JSON parser would: empty is `{}`, anything but an
+ * object or an array is a parse error. Parts PostgreSQL cannot store (or nested past the
+ * limit) are refused as the JSON guard refuses them.
+ */
+function parseJson(rawBody: Buffer): unknown {
+  const text = rawBody.toString('utf8');
+  const start = /\S/.exec(text);
+  if (!start) return {};
+  if (start[0] !== '{' && start[0] !== '[') throw parseError('not a JSON object or array');
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw parseError(error instanceof Error ? error.message : 'invalid JSON');
+  }
+  const problem = jsonProblem(body);
+  if (problem) throw DomainError.invalid({ [problem.field]: [problem.message] });
+  return body;
 }
