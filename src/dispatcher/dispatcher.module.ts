@@ -10,12 +10,13 @@ import { CallbacksModule } from './callbacks/callbacks.module';
 import { DispatcherRetention } from './dispatcher-retention';
 import { HealthModule } from './health/health.module';
 import { RegistrationModule } from './registration/registration.module';
+import { ReplicasModule } from './replicas/replicas.module';
 import { RuntimeModule } from './runtime/runtime.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
 import { TasksModule } from './tasks/tasks.module';
 
 /** The dispatcher's feature modules, one per folder under src/dispatcher/. */
-export const DISPATCHER_FEATURES: Type[] = [RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, SchedulerModule, RegistrationModule];
+export const DISPATCHER_FEATURES: Type[] = [RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, SchedulerModule, RegistrationModule];
 
 /** Root module of the `dispatcher` role. */
 @Module({})

@@ -1,26 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { agentProcesses } from '../harness/agent-processes';
 import { http } from '../harness/http';
 import { makeTaskRequest, startCallbackReceiver, taskApi, waitFor, waitForStatus } from '../harness/dispatcher';
 import { startTestSystem, TestSystem, testEnv } from '../harness/system';
 
 // Agents and the second replica run from dist/: `npx tsc -p tsconfig.build.json` first.
 jest.setTimeout(60_000);
-
-/** Process ids on this host whose environment says they are the agent of `taskId`. */
-function agentProcesses(taskId: string): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`TASK_ID=${taskId}`)) found.push(Number(entry));
-    } catch {
-      // ended meanwhile, or not ours to read
-    }
-  }
-  return found;
-}
 
 /**
  * A dispatcher replica as another host sees it: its own process, in its own PID namespace

@@ -31,7 +31,8 @@ export class RoleProcess {
 
   private async signal(signal: NodeJS.Signals): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null) return;
+    // A child killed by a signal has no exit code, only its signal.
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((resolve) => child.once('exit', resolve));
     child.kill(signal);
     await exited;

@@ -14,6 +14,8 @@ import { TaskStatus } from './task-state';
 @Index('tasks_active_deadline', ['deadlineAt'], { where: `"status" IN ('starting', 'running')` })
 @Index('tasks_created_at', ['createdAt', 'seq'])
 @Index('tasks_status_created_seq', ['status', 'createdAt', 'seq'])
+// The host-local tasks of a replica that went silent (see replicas/).
+@Index('tasks_runtime_owner_idx', ['runtimeOwner'], { where: `"status" IN ('starting', 'running')` })
 @Index('tasks_finished_at', ['finishedAt'], { where: '"finished_at" IS NOT NULL' })
 @Check('tasks_timeout_seconds_check', `"timeout_seconds" BETWEEN 1 AND 86400`)
 @Check('tasks_status_check', `"status" IN ('pending', 'starting', 'running', 'completed', 'failed', 'timed_out', 'cancelled')`)

@@ -53,15 +53,17 @@ export class TasksRepository {
    * Moves a task to `to` only while it is in a state that may move there, in one
    * conditional UPDATE; a final state writes its callback to the outbox in the same
    * transaction. Null when the task was not in such a state (someone else moved it).
+   * `within`: a transaction the caller holds, for a move that belongs to a larger claim.
    */
-  transition(taskId: string, to: TaskStatus, patch: TaskPatch = {}): Promise<TaskEntity | null> {
+  transition(taskId: string, to: TaskStatus, patch: TaskPatch = {}, within?: EntityManager): Promise<TaskEntity | null> {
     // A move to a live state is one statement; only a final one has an outbox row to write with it.
-    if (!isFinal(to)) return this.move(this.db.manager, taskId, to, patch);
-    return this.db.transaction(async (manager) => {
+    if (!isFinal(to)) return this.move(within ?? this.db.manager, taskId, to, patch);
+    const finish = async (manager: EntityManager) => {
       const task = await this.move(manager, taskId, to, patch);
       if (task) await this.enqueueCallback(manager, task);
       return task;
-    });
+    };
+    return within ? finish(within) : this.db.transaction(finish);
   }
 
   private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch): Promise<TaskEntity | null> {

@@ -72,6 +72,10 @@ export interface AppConfig {
   dispatcherLabels: Record<string, string>;
   dispatcherBackends: RuntimeBackendName[];
   heartbeatIntervalSeconds: number;
+  /** How often this replica writes its heartbeat to the database. */
+  dispatcherReplicaHeartbeatSeconds: number;
+  /** A replica silent this long is lost: its host-local tasks are failed by a survivor. */
+  dispatcherReplicaLostSeconds: number;
   controllerUrl: string | null;
   controllerToken: string | null;
   controllerClientId: string | null;
@@ -285,6 +289,8 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     dispatcherLabels: r.stringMap('DISPATCHER_LABELS'),
     dispatcherBackends: r.list<RuntimeBackendName>('DISPATCHER_BACKENDS', ['local'], RUNTIME_BACKEND_NAMES),
     heartbeatIntervalSeconds: r.int('HEARTBEAT_INTERVAL_SECONDS', 30, 1, 3600),
+    dispatcherReplicaHeartbeatSeconds: r.int('DISPATCHER_REPLICA_HEARTBEAT_SECONDS', 10, 1, 3600),
+    dispatcherReplicaLostSeconds: r.int('DISPATCHER_REPLICA_LOST_SECONDS', 60, 2, 86400),
     controllerUrl: r.url('CONTROLLER_URL', role === 'all' ? controllerPublic : null),
     controllerToken: r.optional('CONTROLLER_TOKEN'),
     controllerClientId: r.optional('CONTROLLER_CLIENT_ID'),
@@ -301,6 +307,10 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     kubeApiQps: r.int('KUBE_API_QPS', 20, 1, 10000),
     jobTtlSecondsAfterFinished: r.int('JOB_TTL_SECONDS_AFTER_FINISHED', 600, 0, 30 * 86400),
   };
+
+  if (config.dispatcherReplicaLostSeconds < 2 * config.dispatcherReplicaHeartbeatSeconds) {
+    r.problems.push('DISPATCHER_REPLICA_LOST_SECONDS must be at least twice DISPATCHER_REPLICA_HEARTBEAT_SECONDS (a replica is lost after missing several heartbeats)');
+  }
 
   const needed = [
     ...(role !== 'dispatcher' ? CONTROLLER_SECRETS : []),
