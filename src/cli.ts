@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
-import { isCommandError, Output, parseTokenCommand, runTokenCommand, TOKEN_USAGE, UsageError } from './cli/operator-token-commands';
+import { cliProgram, EXIT_USAGE, runCli } from './cli/cli-program';
+import { isCommandError, Output, runTokenCommand, TokenCommand } from './cli/operator-token-commands';
 import { OperatorToken } from './controller/auth/operator-token.entity';
 import { OperatorTokensService } from './controller/auth/operator-tokens.service';
 import { AppConfig, ConfigError, loadConfig } from './shared/config/config';
@@ -11,7 +12,6 @@ import { EmbeddedPostgres, startEmbeddedPostgres } from './shared/database/embed
 import { runMigrations } from './shared/database/migrate';
 import { SCHEMA_PARTS } from './shared/database/schema-parts';
 
-/** Exit codes: 0 done, 1 refused (not found, conflict, invalid), 2 usage or configuration, 3 database. */
 const output: Output = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
@@ -23,17 +23,13 @@ const output: Output = {
  * which only one process can open (so the server must be stopped meanwhile).
  */
 async function main(argv: string[]): Promise<number> {
-  const [group, ...args] = argv;
-  if (group !== 'token') {
-    output.err(group && group !== '--help' && group !== 'help' ? `Unknown command "${group}".\n${TOKEN_USAGE}` : TOKEN_USAGE);
-    return 2;
-  }
-  const command = parseTokenCommand(args);
-  const config = readConfig();
-  const database = await openDatabase(config);
+  return runCli(cliProgram(runToken, output), argv);
+}
+
+async function runToken(command: TokenCommand): Promise<void> {
+  const database = await openDatabase(readConfig());
   try {
     await runTokenCommand(command, new OperatorTokensService(database.source.getRepository(OperatorToken)), output);
-    return 0;
   } finally {
     await database.close();
   }
@@ -71,13 +67,9 @@ async function openDatabase(config: AppConfig): Promise<{ source: DataSource; cl
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: unknown) => {
-    if (error instanceof UsageError) {
-      output.err(`${error.message}.\n${TOKEN_USAGE}`);
-      process.exit(2);
-    }
     if (error instanceof ConfigError) {
       output.err(error.message);
-      process.exit(2);
+      process.exit(EXIT_USAGE);
     }
     if (isCommandError(error)) {
       output.err(error.message);

@@ -7,36 +7,10 @@ export interface Output {
   err(line: string): void;
 }
 
-export class UsageError extends Error {}
-
-export const TOKEN_USAGE = [
-  'Usage:',
-  '  npm run cli -- token create --name <name>   make an operator token (printed once)',
-  '  npm run cli -- token list [--json]          list operator tokens (never the tokens)',
-  '  npm run cli -- token revoke <id|name>       revoke an operator token',
-].join('\n');
-
 export type TokenCommand =
   | { action: 'create'; name: string }
   | { action: 'list'; json: boolean }
   | { action: 'revoke'; target: string };
-
-/** Reads `token create|list|revoke` arguments, before anything is opened. */
-export function parseTokenCommand(args: string[]): TokenCommand {
-  const [action, ...rest] = args;
-  if (action === 'create') {
-    const name = option(rest, '--name');
-    if (!name) throw new UsageError('token create needs --name <name>');
-    return { action, name };
-  }
-  if (action === 'list') return { action, json: rest.includes('--json') };
-  if (action === 'revoke') {
-    const target = rest.find((arg) => !arg.startsWith('--'));
-    if (!target) throw new UsageError('token revoke needs the id or the name of a token');
-    return { action, target };
-  }
-  throw new UsageError(action ? `Unknown token command "${action}"` : 'token needs a command');
-}
 
 /** Runs a token command: operator tokens for `Authorization: Token <token>`. */
 export async function runTokenCommand(command: TokenCommand, tokens: OperatorTokensService, output: Output): Promise<void> {
@@ -58,12 +32,6 @@ export async function runTokenCommand(command: TokenCommand, tokens: OperatorTok
       return;
     }
   }
-}
-
-function option(args: string[], name: string): string | undefined {
-  const index = args.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
-  if (index < 0) return undefined;
-  return args[index].includes('=') ? args[index].slice(name.length + 1) : args[index + 1];
 }
 
 function view(record: OperatorToken) {

@@ -36,6 +36,19 @@ beforeAll(() => {
   if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` first (npm test does)`);
 });
 
+describe('CLI help and usage, as a shell sees them', () => {
+  it('answers --help on every command with exit 0, and an unknown command with exit 2 and a message', async () => {
+    for (const args of [['--help'], ['token', '--help'], ['token', 'create', '--help'], ['help', 'token']]) {
+      const help = await cli(args, {});
+      expect({ args, code: help.code }).toEqual({ args, code: 0 });
+      expect(help.stdout).toContain('Usage: npm run cli --');
+    }
+    const unknown = await cli(['token', 'rotate'], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("unknown command 'rotate'");
+  });
+});
+
 describe('operator token CLI against PostgreSQL (DATABASE_URL)', () => {
   let env: Record<string, string>;
   let system: TestSystem;

@@ -29,3 +29,21 @@ describe('parseFrontMatter', () => {
     expect(manifest?.description).toHaveLength(2000);
   });
 });
+
+describe('parseFrontMatter with YAML the hand-read forms missed', () => {
+  it('reads flow maps, escapes, and keys in any order', () => {
+    expect(parseFrontMatter('---\n{name: flow, description: "tab\\there"}\n---\n')).toEqual({ name: 'flow', description: 'tab\there' });
+    expect(parseFrontMatter('---\ndescription: >-\n  a\n\n  b\nname: last\n---\n')).toEqual({ name: 'last', description: 'a\nb' });
+  });
+
+  it('takes numbers as text and ignores lists and maps under the two keys', () => {
+    expect(parseFrontMatter('---\nname: 42\ndescription: [a, b]\n---\n')).toEqual({ name: '42' });
+  });
+
+  it('is null for front matter that is not YAML, and for a header that only aliases itself', () => {
+    expect(parseFrontMatter('---\nname: "unclosed\n  : [\n---\n')).toBeNull();
+    expect(parseFrontMatter('---\n- a list\n---\n')).toBeNull();
+    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 12 }, (_, i) => `${'b'.repeat(i + 1)}: &b${i} [*a, *a, *a, *a]`), 'name: fine'];
+    expect(parseFrontMatter(`---\n${bomb.join('\n')}\n---\n`)).toBeNull();
+  });
+});

@@ -48,15 +48,14 @@ export interface VerifyInput {
   rawBody: Buffer;
   secrets: WebhookSecrets;
   production: boolean;
-  nowMs?: number;
 }
 
 /**
  * Checks a delivery's signature on its exact bytes. Returns true when a signature was
  * verified, false when the source has no secret and unsigned deliveries are allowed;
- * throws 401 for a missing or bad signature and 403 in production without a secret.
+ * rejects with 401 for a missing or bad signature and 403 in production without a secret.
  */
-export function verifyWebhookSignature(input: VerifyInput): boolean {
+export async function verifyWebhookSignature(input: VerifyInput): Promise<boolean> {
   const adapter = sourceAdapter(input.source);
   const secret = input.secrets[input.source];
   if (!secret) {
@@ -68,7 +67,7 @@ export function verifyWebhookSignature(input: VerifyInput): boolean {
     }
     return false;
   }
-  adapter.verify(input.headers, input.rawBody, secret, input.nowMs ?? Date.now());
+  await adapter.verify(input.headers, input.rawBody, secret);
   return true;
 }
 

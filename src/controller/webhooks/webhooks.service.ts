@@ -76,7 +76,7 @@ export class WebhooksService {
     let verified = false;
     try {
       source = detectSource(inbound.headers);
-      verified = verifyWebhookSignature({
+      verified = await verifyWebhookSignature({
         source,
         headers: inbound.headers,
         rawBody: inbound.rawBody,

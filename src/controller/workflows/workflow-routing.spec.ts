@@ -121,3 +121,20 @@ describe('brief templates', () => {
     ]);
   });
 });
+
+describe('filter globs (picomatch, with payload values read as text)', () => {
+  it.each([
+    ['refs/heads/*', 'refs/heads/feature/deep/x', true],
+    ['*.md', 'docs/guide.md', true],
+    ['*', '.hidden', true],
+    ['release-*', 'release-\nnext', true],
+    ['!main', 'dev', false],
+    ['{a,b}*', '{a,b}x', true],
+    ['{a,b}*', 'ax', false],
+    ['v[12]*', 'v1.0', false],
+    ['a\\*', 'a\\b', true],
+    ['*', '', false],
+  ] as const)('%j against %j -> %s', (glob, value, matches) => {
+    expect(filterMatches({ value }, 'value', glob)).toBe(matches);
+  });
+});

@@ -1,3 +1,5 @@
+import picomatch from 'picomatch';
+
 /**
  * The rules that turn an event into a workflow run: trigger matching by source, event
  * and payload filters, and filling the brief template from the payload.
@@ -43,22 +45,41 @@ export function valueAt(root: unknown, path: string): unknown {
   return current;
 }
 
-function globToRegExp(glob: string): RegExp {
-  const escaped = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`, 's');
+/**
+ * Payload values are text, not paths: `*` crosses `/` and dots (bash mode), a newline is
+ * a character like any other, and every glob character except `*` is literal.
+ */
+const GLOB_OPTIONS: picomatch.PicomatchOptions = {
+  bash: true,
+  dot: true,
+  posix: true,
+  nonegate: true,
+  noextglob: true,
+  nobrace: true,
+  flags: 's',
+};
+const GLOB_SPECIAL = /[\\?[\]{}()!+@^$.|]/g;
+
+function globMatches(glob: string, text: string): boolean {
+  const literalExceptStar = glob
+    .split('*')
+    .map((part) => part.replace(GLOB_SPECIAL, '\\$&'))
+    .join('*');
+  return picomatch.isMatch(text, literalExceptStar, GLOB_OPTIONS);
 }
 
 /**
  * One filter entry: `null` matches a null value; a string with `*` is a glob over the
- * value's text (`*` is any run of characters, `/` included); anything else matches a
- * string, number or boolean whose text is equal.
+ * value's text (`*` is a run of characters, `/` included; a glob matches only non-empty
+ * text without `.` or `..` path segments); anything else matches a string, number or
+ * boolean whose text is equal.
  */
 export function filterMatches(payload: unknown, path: string, expected: FilterValue): boolean {
   const actual = valueAt(payload, path);
   if (expected === null) return actual === null;
   if (!['string', 'number', 'boolean'].includes(typeof actual)) return false;
   const text = String(actual);
-  if (typeof expected === 'string' && expected.includes('*')) return globToRegExp(expected).test(text);
+  if (typeof expected === 'string' && expected.includes('*')) return globMatches(expected, text);
   return text === String(expected);
 }
 

@@ -1,21 +1,28 @@
+import type DockerModem from 'docker-modem';
+import { once } from 'node:events';
+import { Readable, Writable } from 'node:stream';
+
 /** Most output kept per agent, as for the process engine (CONTRACT: last 1 MiB). */
 export const MAX_LOG_BYTES = 1024 * 1024;
 
 /**
- * The engine's log stream of a container without a TTY is multiplexed: frames of an
- * 8-byte header (stream 1 stdout or 2 stderr, three zero bytes, big-endian length) and
- * the payload. This joins the payloads in order; anything else is taken as plain text.
+ * The engine's log stream of a container without a TTY is multiplexed (an 8-byte header
+ * per frame); the modem's `demuxStream` splits it, and output that is not framed (a TTY
+ * container) passes through as it is. stdout and stderr are joined in the order the
+ * engine sent them, as a person reading the task's output expects.
  */
-export function demultiplexLogs(raw: Buffer): Buffer {
+export async function demultiplexLogs(modem: DockerModem, raw: Buffer): Promise<Buffer> {
   const parts: Buffer[] = [];
-  let offset = 0;
-  while (offset < raw.length) {
-    const isFrame = offset + 8 <= raw.length && raw[offset] <= 2 && raw[offset + 1] === 0 && raw[offset + 2] === 0 && raw[offset + 3] === 0;
-    if (!isFrame) return offset === 0 ? raw : Buffer.concat([...parts, raw.subarray(offset)]);
-    const length = raw.readUInt32BE(offset + 4);
-    parts.push(raw.subarray(offset + 8, offset + 8 + length));
-    offset += 8 + length;
-  }
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      parts.push(chunk);
+      done();
+    },
+  });
+  const source = Readable.from([raw], { objectMode: false });
+  const ended = once(source, 'end');
+  modem.demuxStream(source, sink, sink);
+  await ended;
   return Buffer.concat(parts);
 }
 

@@ -244,7 +244,7 @@ export class DockerRuntime implements RuntimeBackend {
 
   private async readLogs(ref: string): Promise<Buffer> {
     const raw = (await this.docker.getContainer(ref).logs({ stdout: true, stderr: true, follow: false })) as Buffer;
-    const output = demultiplexLogs(raw);
+    const output = await demultiplexLogs(this.docker.modem, raw);
     return output.length > MAX_LOG_BYTES ? output.subarray(output.length - MAX_LOG_BYTES) : output;
   }
 

@@ -28,6 +28,12 @@ describe('Kubernetes quantities', () => {
     ['1Gi', 1_073_741_824],
     ['1Ki', 1024],
     ['0', 0],
+    ['1.5Gi', 1_610_612_736],
+    ['0.5k', 500],
+    ['1.Mi', 1_048_576],
+    ['1E', 1e18],
+    ['2Ei', 2 * 2 ** 60],
+    ['250n', 2.5e-7],
   ])('reads %s as %d', (value, expected) => {
     expect(parseQuantity(value)).toBeCloseTo(expected, 9);
   });

@@ -1,41 +1,32 @@
+import { quantityToScalar } from '@kubernetes/client-node/dist/util.js';
 import { ValidateBy, ValidationOptions } from 'class-validator';
 
 /**
  * Kubernetes resource quantities (`500m`, `2`, `0.5`, `512Mi`, `1Gi`, `1e3`), in the API
  * server's grammar: a non-negative decimal, then a binary or decimal suffix or an exponent.
+ * client-node converts them but does not check the grammar (it reads `1 Gi` or `-1`), so
+ * the grammar stays here and only well-formed quantities reach the conversion.
  * The controller checks a task's resources with it before the dispatcher sees them, and the
  * dispatcher both checks them and turns them into the container engine's plain limits.
  */
 const QUANTITY = /^(\d+(?:\.\d*)?|\.\d+)(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E|[eE][+-]?\d+)?$/;
-
-const SUFFIX_FACTORS: Record<string, number> = {
-  '': 1,
-  n: 1e-9,
-  u: 1e-6,
-  m: 1e-3,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  T: 1e12,
-  P: 1e15,
-  E: 1e18,
-  Ki: 2 ** 10,
-  Mi: 2 ** 20,
-  Gi: 2 ** 30,
-  Ti: 2 ** 40,
-  Pi: 2 ** 50,
-  Ei: 2 ** 60,
-};
 
 /** The quantity in base units (cores, bytes), or null when it is not a quantity. */
 export function parseQuantity(value: unknown): number | null {
   if (typeof value !== 'string' || value.length > 64) return null;
   const match = QUANTITY.exec(value);
   if (!match) return null;
-  const [, number, suffix = ''] = match;
-  const factor = /^[eE]/.test(suffix) ? 10 ** Number(suffix.slice(1)) : SUFFIX_FACTORS[suffix];
-  const parsed = Number(number) * factor;
+  const parsed = scalarOf(value, match[1], match[2] ?? '');
   return Number.isFinite(parsed) ? parsed : null;
+}
+
+/**
+ * client-node reads the `k` to `Ei` suffixes through BigInt, which refuses a fractional
+ * number (`1.5Gi`); such a quantity is its number times the suffix's factor.
+ */
+function scalarOf(value: string, number: string, suffix: string): number {
+  if (number.includes('.') && /^[kMGTPE]/.test(suffix)) return Number(number) * Number(quantityToScalar(`1${suffix}`));
+  return Number(quantityToScalar(value));
 }
 
 /** Whether the value is written as a quantity (its size is the runtime's business). */

@@ -17,8 +17,8 @@ export interface WebhookSourceAdapter<Name extends string = string> {
   readonly secretSetting: string;
   /** True when the headers say a delivery comes from this source (without X-Webhook-Source). */
   detect(headers: HeaderBag): boolean;
-  /** Throws 401 for a missing or wrong signature over the exact bytes. */
-  verify(headers: HeaderBag, rawBody: Buffer, secret: string, nowMs: number): void;
+  /** Throws (or rejects with) 401 for a missing or wrong signature over the exact bytes. */
+  verify(headers: HeaderBag, rawBody: Buffer, secret: string): void | Promise<void>;
   /** The event named by the source's own convention, before the payload's `type`. */
   event(headers: HeaderBag, payload: Record<string, unknown>): string | undefined;
   deliveryId(headers: HeaderBag, payload: Record<string, unknown>): string | null;
