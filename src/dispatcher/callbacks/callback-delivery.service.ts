@@ -9,6 +9,7 @@ import { SerialLoop } from '../../shared/loop/serial-loop';
 import { TaskSignals } from '../tasks/task-signals';
 import { isRetryable, parseRetryAfter, retryDelayMs } from './backoff';
 import { CallbackPoster, PostOutcome } from './callback-poster';
+import { ProgressForwarder } from './progress-forwarder';
 
 const OUTBOX = '"dispatcher"."callback_outbox"';
 const POLL_MS = 1000;
@@ -49,6 +50,7 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly poster: CallbackPoster,
     private readonly tokens: CallbackTokenBox,
+    private readonly progress: ProgressForwarder,
     signals: TaskSignals,
   ) {
     this.subscriptions.push(
@@ -135,6 +137,8 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
 
   private async attempt(callback: DueCallback): Promise<void> {
     let outcome: PostOutcome;
+    // The last progress report held back by the once-a-second limit goes first.
+    await this.progress.settle(callback.task_id);
     try {
       outcome = await this.poster.post(callback.callback_url, callback.body, this.tokens.open(callback.callback_token_sealed));
     } catch (error) {
