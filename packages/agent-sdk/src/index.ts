@@ -1,1 +1,1 @@
-export * from './agent-client';
+export * from './agent-client.js';
