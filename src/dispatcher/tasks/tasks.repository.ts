@@ -5,6 +5,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { CallbackOutboxEntity } from '../callbacks/callback-outbox.entity';
 import { callbackBody } from '../callbacks/callback-body';
 import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from './task-state';
+import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 
 const TASKS = '"dispatcher"."tasks"';
@@ -60,6 +61,9 @@ export class TasksRepository {
     return this.db.transaction(async (manager) => {
       const task = await this.move(manager, taskId, to, patch);
       if (task) await this.enqueueCallback(manager, task);
+      return task;
+    }).then((task) => {
+      if (task) tasksFinished.inc({ outcome: to });
       return task;
     });
   }
