@@ -77,6 +77,9 @@ describe('operator metrics of both roles', () => {
       }
       // Counters are the replica's own: it finished nothing.
       expect(there.value('controller_tasks_finished_total{outcome="completed"}')).toBeUndefined();
+      // A controller process alone serves the process series on its one port.
+      expect(there.families()).toContain('process_cpu_seconds_total');
+      expect(promtoolComplaints(there.text)).toBe('');
     } finally {
       await replica.stop();
     }
