@@ -8,15 +8,19 @@ ARG NODE_VERSION=20.20
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/agent-sdk/package.json ./packages/agent-sdk/
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
+COPY packages ./packages
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+# The agent SDK workspace first: the bundled example agents import it.
+RUN npm run build
 
 # Production dependencies only.
 FROM node:${NODE_VERSION}-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/agent-sdk/package.json ./packages/agent-sdk/
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 FROM node:${NODE_VERSION}-bookworm-slim
@@ -33,6 +37,8 @@ RUN groupadd --gid 10001 app \
  && chown app:app /data
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/agent-sdk/package.json ./packages/agent-sdk/
+COPY --from=build /app/packages/agent-sdk/dist ./packages/agent-sdk/dist
 COPY package.json ./
 COPY docker/healthcheck.cjs ./docker/healthcheck.cjs
 USER 10001:10001

@@ -34,6 +34,13 @@ module.exports = {
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'packages',
+      testMatch: ['<rootDir>/packages/*/src/**/*.spec.ts'],
+      // Workspace packages are ESM source: their relative imports name the emitted `.js` file.
+      moduleNameMapper: { ...common.moduleNameMapper, '^(\\.{1,2}/.*)\\.js$': '$1' },
+    },
     // Repositories against the real PostgreSQL with the real migrations, no HTTP in between.
     { ...common, displayName: 'medium', testMatch: ['<rootDir>/test/medium/**/*.medium-spec.ts'] },
     {

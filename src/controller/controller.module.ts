@@ -3,13 +3,14 @@ import { AppConfig } from '../shared/config/config';
 import { ConfigModule } from '../shared/config/config.module';
 import { CacheModule } from '../shared/cache/cache.module';
 import { DatabaseModule } from '../shared/database/database.module';
-import { MetricsController } from '../shared/metrics/metrics.controller';
+import { MetricsModule } from '../shared/metrics/metrics.module';
 import { HotRoute } from '../shared/http/hot-routes';
 import { StorageModule } from '../shared/storage/storage.module';
 import { AuthModule } from './auth/auth.module';
 import { ControllerRetention } from './controller-retention';
 import { DispatchersModule } from './dispatchers/dispatchers.module';
 import { HealthModule } from './health/health.module';
+import { ControllerGauges } from './metrics/controller-gauges';
 import { OAuthModule } from './oauth/oauth.module';
 import { SkillsModule } from './skills/skills.module';
 import { TaskHotRoutes } from './tasks/task-hot-routes';
@@ -40,8 +41,8 @@ export class ControllerModule {
         CacheModule.forRoot(),
         StorageModule.forRoot(),
         ...CONTROLLER_FEATURES,
+        MetricsModule.forRole('controller', [ControllerGauges]),
       ],
-      controllers: [MetricsController],
       providers: [ControllerRetention],
     };
   }

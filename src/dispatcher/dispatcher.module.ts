@@ -3,12 +3,13 @@ import { AppConfig } from '../shared/config/config';
 import { ConfigModule } from '../shared/config/config.module';
 import { CacheModule } from '../shared/cache/cache.module';
 import { DatabaseModule } from '../shared/database/database.module';
-import { MetricsController } from '../shared/metrics/metrics.controller';
+import { MetricsModule } from '../shared/metrics/metrics.module';
 import { StorageModule } from '../shared/storage/storage.module';
 import { AgentModule } from './agent/agent.module';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { DispatcherRetention } from './dispatcher-retention';
 import { HealthModule } from './health/health.module';
+import { DispatcherGauges } from './metrics/dispatcher-gauges';
 import { RegistrationModule } from './registration/registration.module';
 import { ReplicasModule } from './replicas/replicas.module';
 import { RuntimeModule } from './runtime/runtime.module';
@@ -30,8 +31,8 @@ export class DispatcherModule {
         CacheModule.forRoot(),
         StorageModule.forRoot(),
         ...DISPATCHER_FEATURES,
+        MetricsModule.forRole('dispatcher', [DispatcherGauges]),
       ],
-      controllers: [MetricsController],
       providers: [DispatcherRetention],
     };
   }

@@ -1,4 +1,4 @@
-import { AgentClient } from '../agent-sdk';
+import { AgentClient } from '@agent-task/agent-sdk';
 
 /** A line of the agent's output; the dispatcher keeps it and shows it as the task's logs. */
 export function say(name: string, message: string, stream: NodeJS.WriteStream = process.stdout): void {

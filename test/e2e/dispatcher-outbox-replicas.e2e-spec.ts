@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { migrateRole } from '../../src/bootstrap';
 import { CallbackDeliveryService } from '../../src/dispatcher/callbacks/callback-delivery.service';
+import { ProgressForwarder } from '../../src/dispatcher/callbacks/progress-forwarder';
 import { CallbackPoster } from '../../src/dispatcher/callbacks/callback-poster';
 import { DISPATCHER_ENTITIES } from '../../src/dispatcher/entities';
 import { CallbackTokenBox } from '../../src/dispatcher/tasks/callback-token-box';
@@ -53,7 +54,11 @@ describe('callback outbox shared by replicas', () => {
     const taskIds: string[] = [];
     for (let i = 0; i < CALLBACKS; i++) taskIds.push(await finishedTask(repository, tokens));
 
-    const loops = replicas.map((replica) => new CallbackDeliveryService(replica, config, new CallbackPoster(config), tokens, new TaskSignals()));
+    const loops = replicas.map((replica) => {
+      const poster = new CallbackPoster(config);
+      const progress = new ProgressForwarder(poster, tokens, new TasksRepository(replica));
+      return new CallbackDeliveryService(replica, config, poster, tokens, progress, new TaskSignals());
+    });
     loops.forEach((loop) => loop.onApplicationBootstrap());
     try {
       const accepted = () => receiver.callbacks().filter((request) => request.answeredWith === 200);

@@ -39,7 +39,9 @@ describe('probes, metrics and docs of both roles', () => {
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toContain('text/plain');
     expect(answer.text).toContain(`http_requests_total{role="${role}",method="GET",route="/health",status="200"}`);
-    expect(answer.text).toContain('process_resident_memory_bytes');
+    // Each port serves its own role's series only; the process's own once, on the controller's port in `all`.
+    expect(answer.text).not.toContain(`role="${role === 'controller' ? 'dispatcher' : 'controller'}"`);
+    expect(answer.text.includes('process_resident_memory_bytes')).toBe(role === 'controller');
   });
 
   it.each(['controller', 'dispatcher'])('%s serves its OpenAPI document', async (role) => {

@@ -9,6 +9,7 @@ import { DispatchersService } from '../dispatchers/dispatchers.service';
 import { deriveCallbackToken, hashCallbackToken } from './callback-token';
 import { TaskRequest } from '../../shared/task-protocol/task-request';
 import { DispatcherAnswer, DispatcherClient } from './dispatcher-client';
+import { taskDispatchLatency } from '../metrics/controller-metrics';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 
@@ -152,6 +153,7 @@ export class TaskDispatchService {
       nextDispatchAt: null,
       briefPending: null,
     });
+    for (const task of moved) taskDispatchLatency.observe(Math.max(0, (task.dispatchedAt!.getTime() - task.createdAt.getTime()) / 1000));
     const movedGuids = new Set(moved.map((task) => task.guid));
     this.logger.log({ tasks: moved.length }, 'Tasks dispatched');
     for (const [guid, dispatcher] of accepted) {

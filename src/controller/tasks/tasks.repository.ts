@@ -5,6 +5,7 @@ import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/key
 import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { isFinal, statusesBefore } from './task-state';
 import { Task, TASK_STATUSES, TaskStatus } from './tasks.entity';
+import { countFinished } from '../metrics/controller-metrics';
 
 const FINAL_TASK_STATUSES = TASK_STATUSES.filter(isFinal);
 
@@ -262,6 +263,8 @@ export class TasksRepository {
       `UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING ${returning}`,
       [...set.params, from, ...where.params],
     );
+    // `stay` may rewrite a task already in `to`: only a real move ends a task.
+    if (isFinal(to) && !options.stay) countFinished(to, rows.length);
     return rows.map((row) => this.hydrate(row));
   }
 

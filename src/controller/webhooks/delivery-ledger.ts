@@ -4,6 +4,7 @@ import { QueryFailedError, Repository } from 'typeorm';
 import { insertParts, runPrepared } from '../../shared/database/statements';
 import { DomainError } from '../../shared/errors/domain-error';
 import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
+import { webhookDeliveries } from '../metrics/controller-metrics';
 import { DeliveryOutcome, WebhookDelivery } from './webhook-delivery.entity';
 
 export interface DeliveryFilters {
@@ -33,6 +34,7 @@ export class DeliveryLedger {
       if (code === UNIQUE_VIOLATION && fields.dedupKey) return null;
       throw error;
     }
+    countDelivery(row);
     return row;
   }
 
@@ -42,7 +44,9 @@ export class DeliveryLedger {
    */
   async recordOnce(fields: Partial<WebhookDelivery>): Promise<boolean> {
     const insert = this.insertOnce(fields);
-    return (await runPrepared(this.deliveries.manager.dataSource, insert.text, insert.params)).length > 0;
+    const stored = (await runPrepared(this.deliveries.manager.dataSource, insert.text, insert.params)).length > 0;
+    if (stored) countDelivery(fields);
+    return stored;
   }
 
   /**
@@ -94,4 +98,9 @@ export class DeliveryLedger {
     if (filters.workflow) rows.andWhere('d.workflow_id = :workflow', { workflow: filters.workflow });
     return keysetPage(rows, { time: 'd.received_at', id: 'd.id' }, request);
   }
+}
+
+/** Counts a delivery stored with its final outcome (a routed one is counted by the router, with its task). */
+export function countDelivery(fields: Partial<WebhookDelivery>): void {
+  if (fields.outcome && fields.outcome !== 'received') webhookDeliveries.inc({ source: fields.source ?? 'unknown', outcome: fields.outcome });
 }

@@ -5,7 +5,7 @@ import { TasksService, TaskTemplateInput } from '../tasks/tasks.service';
 import { fillBrief, pickWorkflow, WebhookEvent } from '../workflows/workflow-routing';
 import { Workflow } from '../workflows/workflows.entity';
 import { WorkflowsService } from '../workflows/workflows.service';
-import { DeliveryLedger } from './delivery-ledger';
+import { countDelivery, DeliveryLedger } from './delivery-ledger';
 import { WebhookDelivery } from './webhook-delivery.entity';
 
 export interface RoutedAnswer {
@@ -53,6 +53,7 @@ export class WebhookRouter {
       throw this.unstored(row.id, workflow, error);
     }
     if (!stored) return null;
+    countDelivery({ source: row.source, outcome: 'routed' });
     this.tasks.taskStored();
     return { status: 200, body: { status: 'ok', routed_to: workflow.id, task_guid: taskGuid } };
   }

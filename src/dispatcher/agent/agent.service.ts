@@ -3,6 +3,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../shared/errors/domain-error';
 import { assertObjectKey, OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
 import { ProgressForwarder } from '../callbacks/progress-forwarder';
+import { taskCheckinLatency } from '../metrics/dispatcher-metrics';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
@@ -36,7 +37,10 @@ export class AgentService {
   async checkin(key: string, taskId: string): Promise<{ brief_key: string; env: Record<string, string> }> {
     const id = this.assertOpens(key, taskId);
     const moved = await this.tasks.transition(id, 'running');
-    if (moved) this.logger.log({ taskId: id }, 'Agent checked in');
+    if (moved) {
+      this.logger.log({ taskId: id }, 'Agent checked in');
+      taskCheckinLatency.observe({ backend: moved.runtimeBackend ?? moved.runtimeType }, Math.max(0, (Date.now() - moved.createdAt.getTime()) / 1000));
+    }
     const task = moved ?? (await this.findTask(id));
     if (isFinal(task.status)) throw DomainError.conflict(`Task ${id} is already ${task.status}.`, { status: task.status });
     if (task.status !== 'running') throw DomainError.conflict(`Task ${id} has not been started.`, { status: task.status });

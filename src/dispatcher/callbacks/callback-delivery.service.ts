@@ -9,6 +9,8 @@ import { SerialLoop } from '../../shared/loop/serial-loop';
 import { TaskSignals } from '../tasks/task-signals';
 import { isRetryable, parseRetryAfter, retryDelayMs } from './backoff';
 import { CallbackPoster, PostOutcome } from './callback-poster';
+import { callbackAttempts, callbackFailures } from '../metrics/dispatcher-metrics';
+import { ProgressForwarder } from './progress-forwarder';
 
 const OUTBOX = '"dispatcher"."callback_outbox"';
 const POLL_MS = 1000;
@@ -49,6 +51,7 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly poster: CallbackPoster,
     private readonly tokens: CallbackTokenBox,
+    private readonly progress: ProgressForwarder,
     signals: TaskSignals,
   ) {
     this.subscriptions.push(
@@ -135,12 +138,15 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
 
   private async attempt(callback: DueCallback): Promise<void> {
     let outcome: PostOutcome;
+    // The last progress report held back by the once-a-second limit goes first.
+    await this.progress.settle(callback.task_id);
     try {
       outcome = await this.poster.post(callback.callback_url, callback.body, this.tokens.open(callback.callback_token_sealed));
     } catch (error) {
       outcome = { status: null, retryAfter: null, error: error instanceof Error ? error.message : String(error) };
     }
     const context = { taskId: callback.task_id, attempt: callback.attempts, status: outcome.status };
+    callbackAttempts.inc({ outcome: outcome.error === null ? 'delivered' : 'failed' });
     if (outcome.error === null) {
       await this.record(callback.id, `state = 'delivered', delivered_at = now(), last_error = NULL, claimed_by = NULL`);
       this.logger.log(context, 'Callback delivered');
@@ -150,9 +156,11 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     const expiresAt = new Date(callback.created_at).getTime() + this.config.callbackMaxAgeSeconds * 1000;
     if (!isRetryable(outcome.status)) {
       await this.record(callback.id, `state = 'failed', last_error = $2`, [outcome.error]);
+      callbackFailures.inc();
       this.logger.warn({ ...context, error: outcome.error }, 'Callback refused; not retried');
     } else if (Date.now() + delayMs > expiresAt) {
       await this.record(callback.id, `state = 'failed', last_error = $2`, [`gave up after ${callback.attempts} attempts: ${outcome.error}`]);
+      callbackFailures.inc();
       this.logger.warn({ ...context, error: outcome.error }, 'Callback given up (CALLBACK_MAX_AGE_SECONDS passed)');
     } else {
       await this.record(callback.id, `next_attempt_at = now() + make_interval(secs => $2::double precision / 1000), last_error = $3, claimed_by = NULL`, [delayMs, outcome.error]);

@@ -1,4 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CallbackTokenBox } from '../tasks/callback-token-box';
 import { isFinal } from '../tasks/task-state';
 import { TaskEntity } from '../tasks/task.entity';
@@ -8,16 +9,25 @@ import { CallbackPoster } from './callback-poster';
 
 const MIN_INTERVAL_MS = 1000;
 
+interface Report {
+  url: string;
+  sealedToken: string;
+  body: string;
+}
+
 interface Pending {
   lastSentAt: number;
-  next?: { url: string; sealedToken: string; body: string };
+  next?: Report;
   timer?: NodeJS.Timeout;
+  /** The report being posted now: the final callback waits for it. */
+  sending?: Promise<void>;
 }
 
 /**
  * Forwards agent progress to the controller, best effort: at most one report a second
- * per task, the latest one winning (the one held back is sent when the second is over,
- * unless the task has ended by then).
+ * per task, the latest one winning. The one held back is sent when the second is over;
+ * once the task has ended it waits for the final callback instead, which sends it first
+ * (`settle`), so the controller sees the last report and sees it before the callback.
  */
 @Injectable()
 export class ProgressForwarder {
@@ -36,24 +46,52 @@ export class ProgressForwarder {
     this.byTask.set(task.taskId, pending);
     pending.next = { url: progressUrl(task.callbackUrl, task.taskId), sealedToken: task.callbackTokenSealed, body: JSON.stringify(progress) };
     if (pending.timer) return;
-    const wait = Math.max(0, pending.lastSentAt + MIN_INTERVAL_MS - Date.now());
     pending.timer = setTimeout(() => {
-      this.send(task.taskId, pending).catch((error: unknown) => this.logger.debug({ taskId: task.taskId, err: error }, 'Progress not forwarded'));
-    }, wait);
+      pending.timer = undefined;
+      pending.sending = this.sendWhileRunning(task.taskId, pending);
+    }, this.waitOf(pending));
     pending.timer.unref();
+  }
+
+  /**
+   * Called before a task's final callback is posted: sends the report still held back
+   * (when its second is over, never sooner) and waits for any report being posted.
+   */
+  async settle(taskId: string): Promise<void> {
+    const pending = this.byTask.get(taskId);
+    if (!pending) return;
+    clearTimeout(pending.timer);
+    pending.timer = undefined;
+    await pending.sending;
+    if (pending.next) {
+      await sleep(this.waitOf(pending));
+      await this.send(taskId, pending);
+    }
+    this.byTask.delete(taskId);
+  }
+
+  /** A report due after the task's end is left for `settle`, so it cannot follow the callback. */
+  private async sendWhileRunning(taskId: string, pending: Pending): Promise<void> {
+    const task = await this.tasks.findById(taskId).catch(() => null);
+    if (!task || isFinal(task.status)) return;
+    await this.send(taskId, pending);
   }
 
   private async send(taskId: string, pending: Pending): Promise<void> {
     const next = pending.next;
     pending.next = undefined;
     pending.lastSentAt = Date.now();
-    pending.timer = undefined;
     if (!next) return;
-    // A report held back past the task's end would reach the controller after its callback.
-    const task = await this.tasks.findById(taskId);
-    if (!task || isFinal(task.status)) return;
-    const outcome = await this.poster.post(next.url, next.body, this.tokens.open(next.sealedToken));
-    if (outcome.error) this.logger.debug({ taskId, error: outcome.error }, 'Progress not forwarded');
+    try {
+      const outcome = await this.poster.post(next.url, next.body, this.tokens.open(next.sealedToken));
+      if (outcome.error) this.logger.debug({ taskId, error: outcome.error }, 'Progress not forwarded');
+    } catch (error) {
+      this.logger.debug({ taskId, err: error }, 'Progress not forwarded');
+    }
+  }
+
+  private waitOf(pending: Pending): number {
+    return Math.max(0, pending.lastSentAt + MIN_INTERVAL_MS - Date.now());
   }
 
   private forgetIdle(): void {

@@ -10,6 +10,7 @@ import { TaskEntity } from '../tasks/task.entity';
 import { TaskPatch, TasksRepository } from '../tasks/tasks.repository';
 import { outcomeOf } from './agent-outcome';
 import { agentSpecOf } from './agent-spec';
+import { runtimeStartDuration } from '../metrics/dispatcher-metrics';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 
 const TICK_MS = 500;
@@ -94,7 +95,9 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     const backend = this.runtimes.get(task.runtimeType);
     try {
       if (!backend) throw new Error(`runtime backend ${task.runtimeType} is not enabled on this dispatcher`);
+      const started = performance.now();
       const ref = await backend.submit(agentSpecOf(task, this.config));
+      runtimeStartDuration.observe({ backend: backend.name }, (performance.now() - started) / 1000);
       const status = await this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance);
       this.logger.log({ taskId: task.taskId, backend: backend.name, ref }, 'Agent submitted');
       // Cancelled while the runtime was still starting it: nobody else knew the ref to stop.

@@ -5,6 +5,7 @@ import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity
 import { CallbackOutboxEntity } from '../callbacks/callback-outbox.entity';
 import { callbackBody } from '../callbacks/callback-body';
 import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from './task-state';
+import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 
 const TASKS = '"dispatcher"."tasks"';
@@ -63,7 +64,11 @@ export class TasksRepository {
       if (task) await this.enqueueCallback(manager, task);
       return task;
     };
-    return within ? finish(within) : this.db.transaction(finish);
+    const moved = within ? finish(within) : this.db.transaction(finish);
+    return moved.then((task) => {
+      if (task) tasksFinished.inc({ outcome: to });
+      return task;
+    });
   }
 
   private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch): Promise<TaskEntity | null> {

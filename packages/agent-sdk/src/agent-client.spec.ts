@@ -1,6 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { AgentClient, AgentProtocolError } from './agent-client';
+import { AgentClient, AgentProtocolError } from './agent-client.js';
 
 interface Seen {
   method: string;

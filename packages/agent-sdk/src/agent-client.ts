@@ -122,7 +122,9 @@ export class AgentClient {
 
   /** Writes an object under `results/<task_id>/`; other keys are refused with 403. */
   async writeObject(key: string, body: Buffer | string, contentType = 'application/octet-stream'): Promise<void> {
-    await this.send('PUT', this.objectPath(key), { body, headers: { 'content-type': contentType } });
+    // A copy on its own ArrayBuffer: the DOM lib's BodyInit refuses a Buffer (its backing store may be shared).
+    const bytes = typeof body === 'string' ? body : Uint8Array.from(body);
+    await this.send('PUT', this.objectPath(key), { body: bytes, headers: { 'content-type': contentType } });
   }
 
   private objectPath(key: string): string {
@@ -139,7 +141,7 @@ export class AgentClient {
   }
 
   /** One request, retried on connection errors and 5xx answers with doubling waits, for `retryForMs`. */
-  private async send(method: string, path: string, init: { body?: Buffer | string; headers?: Record<string, string> } = {}): Promise<Response> {
+  private async send(method: string, path: string, init: { body?: Uint8Array<ArrayBuffer> | string; headers?: Record<string, string> } = {}): Promise<Response> {
     const url = this.dispatcherUrl + path;
     const until = Date.now() + this.retryForMs;
     const mayRetry = (attempt: number) => attempt < this.retries && Date.now() + this.delayOf(attempt) <= until;

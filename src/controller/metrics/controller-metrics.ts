@@ -1,0 +1,35 @@
+import { Counter, Histogram } from 'prom-client';
+import { roleRegistry } from '../../shared/metrics/metrics';
+
+/**
+ * The controller's counters and histograms: each replica counts what it did itself, and
+ * Prometheus sums the replicas. Figures about the whole cluster (tasks by state, the oldest
+ * pending task) are gauges read from the database at scrape time (`ControllerGauges`).
+ */
+const registers = [roleRegistry('controller')];
+
+export const tasksFinished = new Counter({
+  name: 'controller_tasks_finished_total',
+  help: 'Controller tasks that reached a final state, by outcome (completed, failed, timed_out, cancelled).',
+  labelNames: ['outcome'] as const,
+  registers,
+});
+
+export const taskDispatchLatency = new Histogram({
+  name: 'controller_task_dispatch_latency_seconds',
+  help: 'Time from a task being stored to a dispatcher accepting it (pending to dispatched).',
+  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900],
+  registers,
+});
+
+export const webhookDeliveries = new Counter({
+  name: 'controller_webhook_deliveries_total',
+  help: 'Inbound webhook deliveries, by source and outcome (routed, ignored, duplicate, rejected, failed, challenge).',
+  labelNames: ['source', 'outcome'] as const,
+  registers,
+});
+
+/** Counts tasks that just moved to the final state `to`. */
+export function countFinished(to: string, moved: number): void {
+  if (moved > 0) tasksFinished.inc({ outcome: to }, moved);
+}
