@@ -1,1 +1,3 @@
 export * from './agent-client';
+export * from './install-skills';
+export * from './safe-unzip';
