@@ -29,6 +29,7 @@ const EXPECTED_RULES = {
   '/pods/log': 'get',
   '/secrets': 'create,delete',
   '/events': 'list',
+  'networking.k8s.io/networkpolicies': 'create,delete',
 };
 
 const scenarios = [

@@ -25,7 +25,7 @@ describe('agent protocol', () => {
   it('checks in (starting -> running), takes progress, checks back once', async () => {
     const { taskId, briefKey, agent } = await startedTask(system);
     const checkin = await agent.checkin({ task_id: taskId });
-    expect(checkin.body).toEqual({ ok: true, data: { brief_key: briefKey, env: { GREETING: 'hello' } } });
+    expect(checkin.body).toEqual({ ok: true, data: { brief_key: briefKey, env: { GREETING: 'hello' }, skills: [] } });
     expect((await agent.checkin({ task_id: taskId })).body).toEqual(checkin.body);
     expect((await taskApi(system).get(taskId)).body.data.status).toBe('running');
     expect((await agent.progress({ task_id: taskId, percentage: 40, message: 'busy', data: { n: 1 } })).body).toEqual({ ok: true });

@@ -6,6 +6,7 @@ import { DockerRuntime } from '../../src/dispatcher/runtime/docker-runtime';
 import { AgentSpec, AgentState } from '../../src/dispatcher/runtime/runtime';
 import { RuntimeRegistry } from '../../src/dispatcher/runtime/runtime-registry';
 import { AppConfig } from '../../src/shared/config/config';
+import { DEFAULT_AGENT_ISOLATION } from '../../src/shared/task-protocol/isolation';
 import { removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
 
 /** A stand-in dispatcher that accepts every agent call, so the backend can be seen alone. */
@@ -48,6 +49,7 @@ describe('docker engine backend against Podman', () => {
       resources: { cpu: '500m', memory: '64Mi' },
       ports: [{ containerPort: 8080, protocol: 'TCP' }],
       timeoutSeconds: 60,
+      isolation: DEFAULT_AGENT_ISOLATION,
       ...overrides,
     };
   };

@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { JobSimulator, Propagation } from './kube-job-controller';
+import { networkPolicyProblems } from './kube-network-policies';
 import { KubeObject, KubeStore, ListQuery, matches, Resource, StoredEvent } from './kube-store';
 
 export interface KubeApiServerOptions {
@@ -34,9 +35,14 @@ const KINDS: Record<Resource, { kind: string; apiVersion: string; group: string 
   pods: { kind: 'Pod', apiVersion: 'v1', group: '' },
   secrets: { kind: 'Secret', apiVersion: 'v1', group: '' },
   events: { kind: 'Event', apiVersion: 'v1', group: '' },
+  networkpolicies: { kind: 'NetworkPolicy', apiVersion: 'networking.k8s.io/v1', group: 'networking.k8s.io' },
+  runtimeclasses: { kind: 'RuntimeClass', apiVersion: 'node.k8s.io/v1', group: 'node.k8s.io' },
 };
 const CORE_PATH = /^\/api\/v1\/(?:namespaces\/([^/]+)\/)?(pods|secrets|events)(?:\/([^/]+)(?:\/(log))?)?\/?$/;
 const BATCH_PATH = /^\/apis\/batch\/v1\/(?:namespaces\/([^/]+)\/)?(jobs)(?:\/([^/]+))?\/?$/;
+const NETWORKING_PATH = /^\/apis\/networking\.k8s\.io\/v1\/(?:namespaces\/([^/]+)\/)?(networkpolicies)(?:\/([^/]+))?\/?$/;
+/** Cluster-scoped: the empty group stands for "no namespace". */
+const NODE_PATH = /^\/apis\/node\.k8s\.io\/v1\/()(runtimeclasses)(?:\/([^/]+))?\/?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /**
@@ -150,7 +156,7 @@ export class KubeApiServer {
     if (url.pathname === '/version') {
       return this.json(res, 200, { major: '1', minor: '33', gitVersion: 'v1.33.0-test', platform: 'linux/amd64' });
     }
-    const route = CORE_PATH.exec(url.pathname) ?? BATCH_PATH.exec(url.pathname);
+    const route = CORE_PATH.exec(url.pathname) ?? BATCH_PATH.exec(url.pathname) ?? NETWORKING_PATH.exec(url.pathname) ?? NODE_PATH.exec(url.pathname);
     if (!route) return this.status(res, 404, 'NotFound', 'the server could not find the requested resource');
     const [, namespace, resource, name, sub] = route as unknown as [string, string | undefined, Resource, string | undefined, string | undefined];
     if (namespace && !this.namespaces.has(namespace) && method !== 'GET') {
@@ -163,11 +169,11 @@ export class KubeApiServer {
     };
     const watch = ['1', 'true'].includes(url.searchParams.get('watch') ?? '');
     if (method === 'GET' && sub === 'log' && namespace && name) return this.podLog(res, namespace, name, url.searchParams);
-    if (method === 'GET' && name && namespace) return this.read(res, resource, namespace, name);
+    if (method === 'GET' && name && namespace !== undefined) return this.read(res, resource, namespace, name);
     if (method === 'GET' && watch) return this.watch(req, res, resource, query, url.searchParams);
     if (method === 'GET') return this.list(res, resource, query, url.searchParams);
-    if (method === 'POST' && namespace && !name) return this.create(res, resource, namespace, body);
-    if (method === 'DELETE' && namespace && name) return this.remove(res, resource, namespace, name, url.searchParams, body);
+    if (method === 'POST' && namespace !== undefined && !name) return this.create(res, resource, namespace, body);
+    if (method === 'DELETE' && namespace !== undefined && name) return this.remove(res, resource, namespace, name, url.searchParams, body);
     return this.status(res, 405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
   }
 
@@ -230,6 +236,7 @@ export class KubeApiServer {
       if (policy !== 'Never' && policy !== 'OnFailure') problems.push('spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"');
       if (!spec?.template?.spec?.containers?.length) problems.push('spec.template.spec.containers: Required value');
     }
+    if (resource === 'networkpolicies') problems.push(...networkPolicyProblems(object));
     return problems;
   }
 

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubernetesRuntime, KubernetesRuntimeOptions } from '../../src/dispatcher/runtime/kubernetes-runtime';
 import { AgentSpec, AgentState } from '../../src/dispatcher/runtime/runtime';
+import { DEFAULT_AGENT_ISOLATION } from '../../src/shared/task-protocol/isolation';
 import { waitFor as waitUntil } from '../harness/wait';
 import { KubeApiServer } from './kube-api-server';
 
@@ -69,6 +70,7 @@ export function makeSpec(over: Partial<AgentSpec> = {}): AgentSpec {
     resources: { cpu: '250m', memory: '256Mi' },
     ports: [],
     timeoutSeconds: 300,
+    isolation: DEFAULT_AGENT_ISOLATION,
     ...over,
   };
 }

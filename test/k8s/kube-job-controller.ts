@@ -199,6 +199,9 @@ export class JobSimulator {
     const forbidden = this.refusals.get(job.metadata.namespace);
     if (forbidden !== undefined) return this.refusePod(job, forbidden);
     const template = (job.spec as Json).template as { metadata?: { labels?: Record<string, string> }; spec: Json };
+    // The RuntimeClass admission plugin refuses a pod naming a class the cluster lacks.
+    const runtimeClass = template.spec.runtimeClassName as string | undefined;
+    if (runtimeClass && !this.store.get('runtimeclasses', '', runtimeClass)) return this.refusePod(job, `pod rejected: RuntimeClass "${runtimeClass}" not found`);
     const container = (template.spec.containers as Json[])[0];
     const pod = this.store.create('pods', {
       apiVersion: 'v1',
@@ -260,7 +263,7 @@ export class JobSimulator {
   }
 
   private dependents(uid: string): [Resource, KubeObject][] {
-    return (['pods', 'secrets'] as Resource[]).flatMap((resource) =>
+    return (['pods', 'secrets', 'networkpolicies'] as Resource[]).flatMap((resource) =>
       this.store.list(resource).filter((o) => o.metadata.ownerReferences?.some((r) => r.uid === uid)).map((o): [Resource, KubeObject] => [resource, o]),
     );
   }

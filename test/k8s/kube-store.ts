@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 
 /** The resources the test API server keeps, by their REST plural. */
-export type Resource = 'jobs' | 'pods' | 'secrets' | 'events';
+export type Resource = 'jobs' | 'pods' | 'secrets' | 'events' | 'networkpolicies' | 'runtimeclasses';
 
 export interface ObjectMeta {
   name: string;

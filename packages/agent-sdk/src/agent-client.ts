@@ -1,3 +1,5 @@
+import { installSkills, InstalledSkill, InstallSkillsOptions, SkillRef } from './install-skills.js';
+
 /**
  * A small typed client for the dispatcher's agent protocol (CONTRACT section 3, "Agent
  * protocol"). An agent builds it from the environment the dispatcher gives it:
@@ -13,6 +15,8 @@ export interface CheckinData {
   /** Object key of the task's brief; empty or null when the task has none. */
   brief_key: string | null;
   env: Record<string, string>;
+  /** Skill versions pinned on the task; `installSkills` downloads and unpacks them. */
+  skills: SkillRef[];
 }
 
 export interface Checkback {
@@ -101,7 +105,12 @@ export class AgentClient {
   /** Announces the agent; the task becomes `running`. Gives the brief's key and the env. */
   async checkin(): Promise<CheckinData> {
     const body = await this.json<{ data: CheckinData }>('POST', '/agent/checkin', { task_id: this.taskId });
-    return { brief_key: body.data?.brief_key ?? null, env: body.data?.env ?? {} };
+    return { brief_key: body.data?.brief_key ?? null, env: body.data?.env ?? {}, skills: body.data?.skills ?? [] };
+  }
+
+  /** Downloads, verifies (SHA-256) and unpacks the task's skills into `<dir>/<slug>`. */
+  installSkills(dir: string, options?: InstallSkillsOptions): Promise<InstalledSkill[]> {
+    return installSkills(this, dir, options);
   }
 
   /** Reports progress, `percentage` a whole number from 0 to 100. */

@@ -8,6 +8,7 @@ import { Dispatcher } from '../dispatchers/dispatchers.entity';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
 import { deriveCallbackToken, hashCallbackToken } from './callback-token';
 import { TaskRequest } from '../../shared/task-protocol/task-request';
+import { isolationFields } from './task-isolation';
 import { DispatcherAnswer, DispatcherClient } from './dispatcher-client';
 import { taskDispatchLatency } from '../metrics/controller-metrics';
 import { Task } from './tasks.entity';
@@ -198,6 +199,7 @@ export class TaskDispatchService {
       callback_url: `${this.config.publicUrl}/api/v1/tasks/${task.guid}/callback/`,
       callback_token: callbackToken,
       timeout_seconds: task.timeoutSeconds,
+      ...isolationFields(task),
     };
   }
 }

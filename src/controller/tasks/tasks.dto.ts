@@ -17,6 +17,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { KeysetPageQueryDto } from '../../shared/http/page-query.dto';
+import { IsRuntimeClass, TaskNetworkDto, TaskSecurityDto } from '../../shared/task-protocol/isolation.dto';
 import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsStringMap } from '../../shared/validation/maps';
 import { IsInt32 } from '../../shared/validation/int32';
@@ -119,6 +120,24 @@ export class TaskTemplateFieldsDto {
   @IsOptional()
   @IsStringMap()
   dispatcher_labels?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: "The agent pod's runtimeClassName (gVisor, Kata, ...); omitted: the dispatcher's AGENT_RUNTIME_CLASS", example: 'gvisor' })
+  @IsRuntimeClass()
+  runtime_class?: string;
+
+  @ApiPropertyOptional({ type: TaskNetworkDto })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => TaskNetworkDto)
+  network?: TaskNetworkDto;
+
+  @ApiPropertyOptional({ type: TaskSecurityDto })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => TaskSecurityDto)
+  security?: TaskSecurityDto;
 }
 
 /** The body of POST /tasks/ (and a workflow's `task_template` once its brief is rendered). */

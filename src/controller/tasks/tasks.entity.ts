@@ -1,4 +1,5 @@
 import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 
@@ -63,6 +64,16 @@ export class Task {
 
   @Column({ name: 'timeout_seconds', type: 'integer' })
   timeoutSeconds: number;
+
+  /** Isolation the task asked for; null fields take the dispatcher's defaults. */
+  @Column({ name: 'runtime_class', type: 'text', nullable: true })
+  runtimeClass: string | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  network: TaskNetwork | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  security: TaskSecurity | null;
 
   @Column({ name: 'brief_key', type: 'text' })
   briefKey: string;

@@ -10,6 +10,7 @@ import { OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-stora
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { SkillsService } from '../skills/skills.service';
 import { TaskDispatchService } from './task-dispatch.service';
+import { networkOf, securityOf } from './task-isolation';
 import { isFinal } from './task-state';
 import { TaskWakeups } from './task-wakeups';
 import { TaskTemplateDto } from './tasks.dto';
@@ -69,6 +70,9 @@ export class TasksService {
       ports: (template.ports ?? []).map((port) => ({ container_port: port.container_port, protocol: port.protocol ?? 'tcp' })),
       skills,
       timeoutSeconds: template.timeout_seconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
+      runtimeClass: template.runtime_class ?? null,
+      network: networkOf(template.network),
+      security: securityOf(template.security),
       briefKey: template.brief_key ?? `briefs/${guid}.json`,
       briefPending: template.brief !== undefined ? JSON.stringify(template.brief) : null,
       dispatcherLabels: template.dispatcher_labels ?? {},

@@ -111,7 +111,7 @@ export class WebhooksService {
     let verified = false;
     try {
       source = detectSource(inbound.headers);
-      verified = verifyWebhookSignature({ source, headers: inbound.headers, rawBody: inbound.rawBody, secrets: this.secrets(), production: this.config.production });
+      verified = await verifyWebhookSignature({ source, headers: inbound.headers, rawBody: inbound.rawBody, secrets: this.secrets(), production: this.config.production });
     } catch {
       // The body's refusal is the answer; an unknown sender or a bad signature is recorded as unverified.
     }

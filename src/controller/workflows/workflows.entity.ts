@@ -1,3 +1,4 @@
+import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { FilterValue } from './workflow-routing';
 
@@ -18,6 +19,9 @@ export interface StoredTaskTemplate {
   timeout_seconds?: number;
   brief?: unknown;
   dispatcher_labels?: Record<string, string>;
+  runtime_class?: string;
+  network?: TaskNetwork;
+  security?: TaskSecurity;
 }
 
 /** A routing rule: which events it takes, and the task each one becomes. */

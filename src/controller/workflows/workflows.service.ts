@@ -5,6 +5,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { Page, PageRequest, toPage } from '../../shared/http/page';
+import { networkOf, securityOf } from '../tasks/task-isolation';
 import { WorkflowRoutingCache } from './workflow-routing-cache';
 import { CreateWorkflowDto, WorkflowBodyDto, WorkflowTaskTemplateDto } from './workflows.dto';
 import { StoredTaskTemplate, StoredTrigger, Workflow } from './workflows.entity';
@@ -46,6 +47,11 @@ function storedTemplate(template: WorkflowTaskTemplateDto): StoredTaskTemplate {
   if (template.timeout_seconds !== undefined) stored.timeout_seconds = template.timeout_seconds;
   if (template.brief !== undefined) stored.brief = template.brief;
   if (template.dispatcher_labels) stored.dispatcher_labels = template.dispatcher_labels;
+  if (template.runtime_class !== undefined) stored.runtime_class = template.runtime_class;
+  const network = networkOf(template.network);
+  if (network) stored.network = network;
+  const security = securityOf(template.security);
+  if (security) stored.security = security;
   return stored;
 }
 

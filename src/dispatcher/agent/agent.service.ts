@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../shared/errors/domain-error';
+import { TaskSkill } from '../../shared/task-protocol/isolation';
 import { assertObjectKey, OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
 import { ProgressForwarder } from '../callbacks/progress-forwarder';
 import { taskCheckinLatency } from '../metrics/dispatcher-metrics';
@@ -15,6 +16,12 @@ import { CheckbackDto, ProgressDto } from './agent.dto';
 /** How long an agent may keep running after its check-back before it is stopped. */
 const EXIT_GRACE_MS = 15_000;
 const RESULT_KEY = /^results\/([0-9a-f-]{36})\/./;
+const SKILL_PACKAGE_KEY = /^skills\/sha256\/[0-9a-f]{64}\.zip$/;
+
+function mayRead(task: TaskEntity, objectKey: string): boolean {
+  if (task.briefKey && task.briefKey === objectKey) return true;
+  return (task.skills ?? []).some((skill) => skill.storage_ref === objectKey);
+}
 
 /** The agent protocol: check-in, progress, check-back, and the brief/result objects. */
 @Injectable()
@@ -34,7 +41,7 @@ export class AgentService {
    * `starting` becomes `running`; a repeated check-in answers the same. The move is tried
    * first, so a first check-in costs one statement; the task is read only when it did not move.
    */
-  async checkin(key: string, taskId: string): Promise<{ brief_key: string; env: Record<string, string> }> {
+  async checkin(key: string, taskId: string): Promise<{ brief_key: string; env: Record<string, string>; skills: TaskSkill[] }> {
     const id = this.assertOpens(key, taskId);
     const moved = await this.tasks.transition(id, 'running');
     if (moved) {
@@ -44,7 +51,7 @@ export class AgentService {
     const task = moved ?? (await this.findTask(id));
     if (isFinal(task.status)) throw DomainError.conflict(`Task ${id} is already ${task.status}.`, { status: task.status });
     if (task.status !== 'running') throw DomainError.conflict(`Task ${id} has not been started.`, { status: task.status });
-    return { brief_key: task.briefKey, env: task.env };
+    return { brief_key: task.briefKey, env: task.env, skills: task.skills ?? [] };
   }
 
   async progress(key: string, dto: ProgressDto): Promise<void> {
@@ -75,12 +82,12 @@ export class AgentService {
     setTimeout(() => void this.runtimes.stopAndRemove(finished), EXIT_GRACE_MS).unref();
   }
 
-  /** The task's brief: the one object an agent may read. */
+  /** The task's brief and the skill packages pinned on it: the objects an agent may read. */
   async readObject(key: string, objectKey: string, taskIdHint?: string): Promise<{ body: Readable; size: number }> {
     this.assertKey(objectKey);
-    const task = taskIdHint ? await this.openTask(key, taskIdHint) : await this.taskReadingBrief(key, objectKey);
-    if (!task.briefKey || task.briefKey !== objectKey) {
-      throw new DomainError('permission_denied', `Agents may read only their task's brief (${task.briefKey || 'none'}).`);
+    const task = taskIdHint ? await this.openTask(key, taskIdHint) : await this.taskReading(key, objectKey);
+    if (!mayRead(task, objectKey)) {
+      throw new DomainError('permission_denied', `Agents may read only their task's brief (${task.briefKey || 'none'}) and its skill packages.`);
     }
     const info = await this.storage.stat(objectKey);
     const body = info ? await this.storage.get(objectKey) : null;
@@ -120,11 +127,11 @@ export class AgentService {
     return task;
   }
 
-  /** Without a task id, the brief key itself says which tasks may read it. */
-  private async taskReadingBrief(key: string, objectKey: string): Promise<TaskEntity> {
-    const readers = await this.tasks.withBrief(objectKey);
+  /** Without a task id, the key itself says which tasks may read it (as a brief, or a pinned skill package). */
+  private async taskReading(key: string, objectKey: string): Promise<TaskEntity> {
+    const readers = SKILL_PACKAGE_KEY.test(objectKey) ? await this.tasks.withSkillPackage(objectKey) : await this.tasks.withBrief(objectKey);
     const task = readers.find((candidate) => this.access.opens(key, candidate.taskId));
-    if (!task) throw new DomainError('permission_denied', `X-Agent-Key may not read ${objectKey}; agents read only their task's brief.`);
+    if (!task) throw new DomainError('permission_denied', `X-Agent-Key may not read ${objectKey}; agents read only their task's brief and skill packages.`);
     return task;
   }
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
-import { ApiException, BatchV1Api, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, BatchV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -76,12 +76,14 @@ const TRANSIENT_NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIME
 export class KubeApi {
   readonly batch: BatchV1Api;
   readonly core: CoreV1Api;
+  readonly networking: NetworkingV1Api;
   private readonly logger = new Logger('KubernetesApi');
   private closed = false;
 
   constructor(readonly kubeConfig: KubeConfig, private readonly limiter: TokenBucket, private readonly retry: RetryPolicy = DEFAULT_RETRY) {
     this.batch = kubeConfig.makeApiClient(BatchV1Api);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
+    this.networking = kubeConfig.makeApiClient(NetworkingV1Api);
   }
 
   /** Runs one API call; 429, 5xx and connection resets are retried with backoff, honouring Retry-After. */

@@ -24,7 +24,11 @@ const CONTAINER: Shape = {
   env: [ENV_VAR],
   resources: { requests: 'map', limits: 'map' },
   ports: [{ name: 'value', containerPort: 'value', protocol: 'value' }],
-  securityContext: 'map',
+  securityContext: {
+    allowPrivilegeEscalation: 'value', privileged: 'value', readOnlyRootFilesystem: 'value', runAsNonRoot: 'value', runAsUser: 'value',
+    capabilities: { drop: 'value', add: 'value' },
+  },
+  volumeMounts: [{ name: 'value', mountPath: 'value', readOnly: 'value' }],
 };
 const POD_SPEC: Shape = {
   restartPolicy: 'value',
@@ -33,8 +37,14 @@ const POD_SPEC: Shape = {
   terminationGracePeriodSeconds: 'value',
   serviceAccountName: 'value',
   containers: [CONTAINER],
+  securityContext: { runAsNonRoot: 'value', runAsUser: 'value', runAsGroup: 'value', fsGroup: 'value', seccompProfile: { type: 'value' } },
+  runtimeClassName: 'value',
+  volumes: [{ name: 'value', emptyDir: { medium: 'value', sizeLimit: 'value' } }],
 };
-const SHAPES: Record<'Job' | 'Secret', Shape> = {
+const SELECTOR: Shape = { matchLabels: 'map' };
+const PEER: Shape = { podSelector: SELECTOR, namespaceSelector: SELECTOR, ipBlock: { cidr: 'value', except: 'value' } };
+type Kind = 'Job' | 'Secret' | 'NetworkPolicy';
+const SHAPES: Record<Kind, Shape> = {
   Job: {
     apiVersion: 'value',
     kind: 'value',
@@ -49,10 +59,16 @@ const SHAPES: Record<'Job' | 'Secret', Shape> = {
     },
   },
   Secret: { apiVersion: 'value', kind: 'value', metadata: METADATA, type: 'value', data: 'map', stringData: 'map', immutable: 'value' },
+  NetworkPolicy: {
+    apiVersion: 'value',
+    kind: 'value',
+    metadata: METADATA,
+    spec: { podSelector: SELECTOR, policyTypes: 'value', egress: [{ to: [PEER], ports: [{ protocol: 'value', port: 'value' }] }] },
+  },
 };
 
 /** Paths of fields that are not part of the manifest's known shape (`spec.template.spec.containers[0].imag`). */
-export function checkKnownFields(kind: 'Job' | 'Secret', manifest: unknown): string[] {
+export function checkKnownFields(kind: Kind, manifest: unknown): string[] {
   return walk(SHAPES[kind], manifest, '').map((path) => `unknown field "${path}"`);
 }
 

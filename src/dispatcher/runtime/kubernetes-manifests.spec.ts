@@ -1,6 +1,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { buildJob, buildSecret, dnsLabel, jobName, jobProblems, labelValue, ManifestError, secretName, secretProblems } from './kubernetes-manifests';
 import { AgentSpec } from './runtime';
+import { DEFAULT_AGENT_ISOLATION } from '../../shared/task-protocol/isolation';
 
 const TASK_ID = '3f0c9a52-7d4e-4b8a-9c1f-2a6b5e8d7c10';
 const settings = { namespace: 'agents', dispatcherName: 'eu-west dispatcher', ttlSecondsAfterFinished: 600 };
@@ -14,6 +15,7 @@ function makeSpec(over: Partial<AgentSpec> = {}): AgentSpec {
     resources: { cpu: '500m', memory: '512Mi' },
     ports: [{ containerPort: 8080, protocol: 'TCP' }],
     timeoutSeconds: 900,
+    isolation: DEFAULT_AGENT_ISOLATION,
     ...over,
   };
 }

@@ -4,6 +4,7 @@ import { Secret } from 'kubernetes-models/v1';
 import type { V1Job, V1Secret } from '@kubernetes/client-node';
 import { AgentSpec } from './runtime';
 import { checkKnownFields } from './kubernetes-manifest-fields';
+import { applyIsolation } from './kubernetes-isolation';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TASK_ID_LABEL = 'task-id';
@@ -96,6 +97,7 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
       },
     },
   };
+  applyIsolation(job, spec.isolation);
   assertValidJob(job);
   return job;
 }

@@ -3,6 +3,7 @@ import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-n
 import { AppConfig } from '../../shared/config/config';
 import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
 import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, TASK_ID_LABEL } from './kubernetes-manifests';
+import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint } from './kubernetes-network-policy';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
@@ -23,6 +24,8 @@ export interface KubernetesRuntimeOptions {
   watchRetryDelayMs?: number;
   /** Server-side length of one watch request before it is resumed (default 300 s). */
   watchTimeoutSeconds?: number;
+  /** What `dispatcher` egress lets agents reach; default: nothing beyond DNS. */
+  dispatcher?: DispatcherEndpoint;
 }
 
 /**
@@ -42,11 +45,13 @@ export class KubernetesRuntime implements RuntimeBackend {
   private readonly watches = new Map<string, ResourceWatch<V1Job | V1Pod>[]>();
   private readonly agents: AgentTracker;
   private readonly settings: ManifestSettings;
+  private readonly dispatcher: DispatcherEndpoint;
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
     this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
     this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished };
+    this.dispatcher = options.dispatcher ?? { podLabels: {}, namespace: options.namespace, port: 8080, url: 'http://dispatcher.invalid' };
     this.agents = new AgentTracker(options.startGraceSeconds, {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
       podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
@@ -62,6 +67,12 @@ export class KubernetesRuntime implements RuntimeBackend {
       startGraceSeconds: config.startGraceSeconds,
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
+      dispatcher: {
+        podLabels: config.agentIsolation.dispatcherPodLabels,
+        namespace: config.agentIsolation.dispatcherNamespace || config.kubeNamespace,
+        port: config.dispatcherPort,
+        url: config.dispatcherPublicUrl,
+      },
     });
   }
 
@@ -79,6 +90,12 @@ export class KubernetesRuntime implements RuntimeBackend {
     this.watchNamespace(namespace);
     this.agents.track(spec.taskId, namespace);
     const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
+    const owner = { name: job.metadata!.name!, uid: job.metadata!.uid! };
+    // Before the Secret: the agent's container cannot start without it, so never before its policy.
+    await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.dispatcher, owner)).catch(async (error: unknown) => {
+      await this.deleteJob(`${namespace}/${owner.name}`, 'undo a Job whose NetworkPolicy failed').catch(() => undefined);
+      throw error;
+    });
     await this.createSecret(namespace, buildSecret(spec, this.settings, { name: job.metadata!.name!, uid: job.metadata!.uid! }), job);
     return `${namespace}/${job.metadata!.name}`;
   }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ProcessRuntime } from './process-runtime';
 import { AgentSpec, AgentState } from './runtime';
+import { DEFAULT_AGENT_ISOLATION } from '../../shared/task-protocol/isolation';
 
 const COMMANDS = { 'test/hello': 'echo hello agent', 'test/false': 'false', 'test/sleep': 'sleep 30', 'test/env': 'env' };
 
@@ -11,7 +12,7 @@ function makeRuntime(dataDir = mkdtempSync(path.join(tmpdir(), 'process-runtime-
 }
 
 const spec = (image: string, taskId = `task-${Math.random().toString(16).slice(2)}`): AgentSpec => ({
-  taskId, image, namespace: '', env: { TASK_ID: taskId, SECRET_LOOKING: 'x' }, resources: { cpu: '1', memory: '1Gi' }, ports: [], timeoutSeconds: 60,
+  taskId, image, namespace: '', env: { TASK_ID: taskId, SECRET_LOOKING: 'x' }, resources: { cpu: '1', memory: '1Gi' }, ports: [], timeoutSeconds: 60, isolation: DEFAULT_AGENT_ISOLATION,
 });
 
 function nextExit(runtime: ProcessRuntime, taskId: string): Promise<AgentState> {

@@ -3,6 +3,8 @@
  * `process-runtime.ts` and `docker-runtime.ts` (the `local` backend, by LOCAL_ENGINE) and
  * `kubernetes-runtime.ts`; `runtime.factory.ts` picks them from config.
  */
+import type { AgentIsolation } from '../../shared/task-protocol/isolation';
+
 /** The runtime types a dispatcher can offer: the one list of them in the project. */
 export const RUNTIME_BACKEND_NAMES = ['local', 'kubernetes'] as const;
 export type RuntimeBackendName = (typeof RUNTIME_BACKEND_NAMES)[number];
@@ -17,6 +19,8 @@ export interface AgentSpec {
   resources: { cpu: string; memory: string };
   ports: { containerPort: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[];
   timeoutSeconds: number;
+  /** Runtime class, egress and security with the dispatcher's defaults filled in. */
+  isolation: AgentIsolation;
 }
 
 /**

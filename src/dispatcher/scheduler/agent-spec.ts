@@ -1,10 +1,12 @@
 import { AppConfig } from '../../shared/config/config';
+import { AgentIsolationDefaults } from '../../shared/config/isolation-config';
+import { AgentIsolation } from '../../shared/task-protocol/isolation';
 import { perTaskAgentKey } from '../auth/agent-keys';
 import { AgentSpec } from '../runtime/runtime';
 import { TaskEntity } from '../tasks/task.entity';
 
 /** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL and the per-task AGENT_KEY. */
-export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'dispatcherPublicUrl'>): AgentSpec {
+export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'dispatcherPublicUrl' | 'agentIsolation'>): AgentSpec {
   return {
     taskId: task.taskId,
     image: task.agentImage,
@@ -21,5 +23,23 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
       protocol: port.protocol.toUpperCase() as 'TCP' | 'UDP' | 'SCTP',
     })),
     timeoutSeconds: task.timeoutSeconds,
+    isolation: isolationOf(task, config.agentIsolation),
+  };
+}
+
+/** The task's own isolation fields over the dispatcher's defaults. */
+export function isolationOf(task: Pick<TaskEntity, 'runtimeClass' | 'network' | 'security'>, defaults: AgentIsolationDefaults): AgentIsolation {
+  const security = task.security ?? {};
+  return {
+    runtimeClass: task.runtimeClass ?? defaults.runtimeClass,
+    network: {
+      egress: task.network?.egress ?? defaults.egress,
+      allow: (task.network?.allow ?? []).map((entry) => ({ cidr: entry.cidr, ports: entry.ports ?? [] })),
+    },
+    security: {
+      runAsNonRoot: security.run_as_non_root ?? defaults.runAsNonRoot,
+      runAsUser: security.run_as_user ?? defaults.runAsUser,
+      readOnlyRootFilesystem: security.read_only_root_filesystem ?? defaults.readOnlyRootFilesystem,
+    },
   };
 }

@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+import type { TaskNetwork, TaskSecurity, TaskSkill } from '../../shared/task-protocol/isolation';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { TaskStatus } from './task-state';
 
@@ -35,6 +36,12 @@ export class TaskEntity {
   @Column('text', { name: 'callback_url' }) callbackUrl: string;
   @Column('text', { name: 'callback_token_sealed' }) callbackTokenSealed: string;
   @Column('integer', { name: 'timeout_seconds' }) timeoutSeconds: number;
+  /** Skill versions pinned by the controller: the packages this task's agent may download. */
+  @Column('jsonb', { default: () => "'[]'" }) skills: TaskSkill[];
+  /** Isolation asked for by the task; null takes the dispatcher's defaults when the agent starts. */
+  @Column('text', { name: 'runtime_class', nullable: true }) runtimeClass: string | null;
+  @Column('jsonb', { nullable: true }) network: TaskNetwork | null;
+  @Column('jsonb', { nullable: true }) security: TaskSecurity | null;
   /** Keyed digest of the normalised request: the same task id with another body is a conflict. */
   @Column('text', { name: 'request_digest' }) requestDigest: string;
 

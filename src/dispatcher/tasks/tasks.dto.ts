@@ -1,10 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
-  IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, IsUUID, Max, MaxLength, Min,
+  ArrayMaxSize, IsArray, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, IsUUID, Max, MaxLength, Min,
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { IsRuntimeClass, MAX_TASK_SKILLS, TaskNetworkDto, TaskSecurityDto, TaskSkillDto } from '../../shared/task-protocol/isolation.dto';
 import { IsEnvMap } from '../../shared/validation/maps';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { TASK_STATUSES, TaskStatus } from './task-state';
@@ -43,6 +44,11 @@ export class CreateTaskDto {
   @ApiProperty({ description: 'Sent back as Authorization: Bearer on the callback; never returned' })
   @IsString() @IsNotEmpty() @MaxLength(4096) callback_token: string;
   @ApiPropertyOptional({ example: 3600 }) @IsOptional() @IsInt() @Min(1) @Max(86400) timeout_seconds?: number;
+  @ApiPropertyOptional({ type: [TaskSkillDto], description: 'Skill packages the agent may download' })
+  @IsOptional() @IsArray() @ArrayMaxSize(MAX_TASK_SKILLS) @ValidateNested({ each: true }) @Type(() => TaskSkillDto) skills?: TaskSkillDto[];
+  @ApiPropertyOptional({ example: 'gvisor' }) @IsRuntimeClass() runtime_class?: string;
+  @ApiPropertyOptional({ type: TaskNetworkDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => TaskNetworkDto) network?: TaskNetworkDto;
+  @ApiPropertyOptional({ type: TaskSecurityDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => TaskSecurityDto) security?: TaskSecurityDto;
 }
 
 export class ListTasksQuery extends PageQueryDto {

@@ -178,6 +178,15 @@ export class TasksRepository {
   }
 
   /** Tasks whose brief is this object, newest first (an agent reading its brief without naming its task). */
+  /** Tasks with this skill package pinned (a JSONB containment test), newest first. */
+  withSkillPackage(storageRef: string): Promise<TaskEntity[]> {
+    return this.db.getRepository(TaskEntity).createQueryBuilder('task')
+      .where('task.skills @> CAST(:pinned AS jsonb)', { pinned: JSON.stringify([{ storage_ref: storageRef }]) })
+      .orderBy('task.seq', 'DESC')
+      .limit(200)
+      .getMany();
+  }
+
   withBrief(briefKey: string): Promise<TaskEntity[]> {
     return this.db.getRepository(TaskEntity).createQueryBuilder('task')
       .where('task.brief_key = :briefKey', { briefKey })

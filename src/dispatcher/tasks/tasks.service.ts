@@ -13,6 +13,7 @@ import { taskView, TaskView } from './task-view';
 import { TaskEntity } from './task.entity';
 import { CreateTaskDto, ListTasksQuery } from './tasks.dto';
 import { TasksRepository } from './tasks.repository';
+import { isolationOf } from './task-isolation';
 
 
 /** The task API's rules: creation (idempotent on task_id), reads, cancel and logs. */
@@ -52,6 +53,10 @@ export class TasksService {
       callbackUrl: request.callback_url,
       callbackTokenSealed: this.tokens.seal(request.callback_token),
       timeoutSeconds: request.timeout_seconds,
+      skills: request.skills ?? [],
+      runtimeClass: request.runtime_class ?? null,
+      network: request.network ?? null,
+      security: request.security ?? null,
       requestDigest: digest,
       status: 'pending',
     });
@@ -121,6 +126,8 @@ export class TasksService {
       callback_url: dto.callback_url,
       callback_token: dto.callback_token,
       timeout_seconds: dto.timeout_seconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
+      // Sent only when set, so a seed request digests as it always did.
+      ...isolationOf(dto),
     };
   }
 

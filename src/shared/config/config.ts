@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { RUNTIME_BACKEND_NAMES, RuntimeBackendName } from '../../dispatcher/runtime/runtime';
+import { AgentIsolationDefaults, readIsolationDefaults } from './isolation-config';
 
 export type Role = 'controller' | 'dispatcher' | 'all';
 export const ROLES: readonly Role[] = ['controller', 'dispatcher', 'all'];
@@ -92,6 +93,8 @@ export interface AppConfig {
   kubeconfig: string | null;
   kubeApiQps: number;
   jobTtlSecondsAfterFinished: number;
+  /** Runtime class, egress and security defaults for agents (AGENT_RUNTIME_CLASS, AGENT_EGRESS, ...). */
+  agentIsolation: AgentIsolationDefaults;
 }
 
 export class ConfigError extends Error {
@@ -306,6 +309,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     kubeconfig: r.optional('KUBECONFIG'),
     kubeApiQps: r.int('KUBE_API_QPS', 20, 1, 10000),
     jobTtlSecondsAfterFinished: r.int('JOB_TTL_SECONDS_AFTER_FINISHED', 600, 0, 30 * 86400),
+    agentIsolation: readIsolationDefaults(r),
   };
 
   if (config.dispatcherReplicaLostSeconds < 2 * config.dispatcherReplicaHeartbeatSeconds) {

@@ -1,3 +1,5 @@
+import type { TaskNetwork, TaskSecurity, TaskSkill } from './isolation';
+
 /**
  * What the controller and the dispatcher must agree on about a task request (the seed's
  * `POST /tasks` body): its shapes and the defaults either side fills in for an omitted field.
@@ -12,7 +14,10 @@ export interface TaskPort {
   protocol: string;
 }
 
-/** The seed's task request, as the controller sends it and the dispatcher takes it. */
+/**
+ * The seed's task request, as the controller sends it and the dispatcher takes it, with the
+ * additive fields of CONTRACT section 4 (sent only when set; a seed-only dispatcher ignores them).
+ */
 export interface TaskRequest {
   task_id: string;
   agent_image: string;
@@ -24,6 +29,10 @@ export interface TaskRequest {
   callback_url: string;
   callback_token: string;
   timeout_seconds: number;
+  skills?: TaskSkill[];
+  runtime_class?: string;
+  network?: TaskNetwork;
+  security?: TaskSecurity;
 }
 
 export const DEFAULT_TASK_RESOURCES: Readonly<TaskResources> = Object.freeze({ cpu: '500m', memory: '512Mi' });
