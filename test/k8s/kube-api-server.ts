@@ -104,6 +104,11 @@ export class KubeApiServer {
     });
   }
 
+  /** Ends every fault still pending (the outage is over). */
+  recover(): void {
+    this.faults.length = 0;
+  }
+
   /** The next `count` matching requests lose their connection without an answer. */
   resetNext(count: number, match: (method: string, path: string) => boolean = () => true): void {
     this.faults.push({ remaining: count, match, apply: (_res, req) => req.socket.destroy() });

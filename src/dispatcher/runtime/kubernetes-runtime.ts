@@ -156,7 +156,12 @@ export class KubernetesRuntime implements RuntimeBackend {
 
   /** A cheap call that needs the dispatcher's own permissions: list one Job. */
   async ping(): Promise<void> {
-    await this.api.call('ping', () => this.api.batch.listNamespacedJob({ namespace: this.options.namespace, limit: 1 }), { ...DEFAULT_RETRY, attempts: 1 });
+    try {
+      await this.api.call('ping', () => this.api.batch.listNamespacedJob({ namespace: this.options.namespace, limit: 1 }), { ...DEFAULT_RETRY, attempts: 1 });
+    } catch (error) {
+      // The API server's sentence, not client-node's dump of the response headers.
+      throw new Error(describeApiError(error));
+    }
   }
 
   async close(): Promise<void> {

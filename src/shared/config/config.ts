@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { RUNTIME_BACKEND_NAMES, RuntimeBackendName } from '../../dispatcher/runtime/runtime';
+import { KubernetesSettings, readKubernetesSettings } from './kubernetes-settings';
 
 export type Role = 'controller' | 'dispatcher' | 'all';
 export const ROLES: readonly Role[] = ['controller', 'dispatcher', 'all'];
@@ -88,6 +89,8 @@ export interface AppConfig {
   kubeconfig: string | null;
   kubeApiQps: number;
   jobTtlSecondsAfterFinished: number;
+  /** The kubernetes backend's production settings (kubernetes-settings.ts). */
+  kubernetes: KubernetesSettings;
 }
 
 export class ConfigError extends Error {
@@ -104,7 +107,7 @@ export const OPTIONAL_IN_PRODUCTION = new Set(['CALLBACK_SIGNING_KEY', 'DISPATCH
 
 type Env = Record<string, string | undefined>;
 
-class Reader {
+export class Reader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
 
@@ -300,6 +303,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     kubeconfig: r.optional('KUBECONFIG'),
     kubeApiQps: r.int('KUBE_API_QPS', 20, 1, 10000),
     jobTtlSecondsAfterFinished: r.int('JOB_TTL_SECONDS_AFTER_FINISHED', 600, 0, 30 * 86400),
+    kubernetes: readKubernetesSettings(r, env),
   };
 
   const needed = [
