@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { JobSimulator, Propagation } from './kube-job-controller';
+import { applyPatch } from './kube-patch';
 import { KubeObject, KubeStore, ListQuery, matches, Resource, StoredEvent } from './kube-store';
 
 export interface KubeApiServerOptions {
@@ -172,6 +173,7 @@ export class KubeApiServer {
     if (method === 'GET' && watch) return this.watch(req, res, resource, query, url.searchParams);
     if (method === 'GET') return this.list(res, resource, query, url.searchParams);
     if (method === 'POST' && namespace && !name) return this.create(res, resource, namespace, body);
+    if (method === 'PATCH' && namespace && name) return this.patch(res, resource, namespace, name, req.headers['content-type'] ?? '', body);
     if (method === 'DELETE' && namespace && name) return this.remove(res, resource, namespace, name, url.searchParams, body);
     return this.status(res, 405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
   }
@@ -236,6 +238,19 @@ export class KubeApiServer {
       if (!spec?.template?.spec?.containers?.length) problems.push('spec.template.spec.containers: Required value');
     }
     return problems;
+  }
+
+  /** PATCH of metadata (owner references, labels); the status of Jobs and Pods stays the simulator's. */
+  private patch(res: http.ServerResponse, resource: Resource, namespace: string, name: string, contentType: string, body: string): void {
+    const current = this.store.get(resource, namespace, name);
+    if (!current) return this.notFound(res, resource, name);
+    const patched = applyPatch(current, contentType, body);
+    if (typeof patched === 'string') return this.status(res, contentType.includes('patch') ? 422 : 415, contentType.includes('patch') ? 'Invalid' : 'UnsupportedMediaType', patched);
+    const updated = this.store.update(resource, namespace, name, (object) => {
+      Object.assign(object, { ...patched, metadata: { ...patched.metadata, uid: object.metadata.uid, resourceVersion: object.metadata.resourceVersion }, status: object.status });
+    })!;
+    this.jobs.checkOwners(resource, updated);
+    this.json(res, 200, updated);
   }
 
   private remove(res: http.ServerResponse, resource: Resource, namespace: string, name: string, params: URLSearchParams, body: string): void {

@@ -219,11 +219,18 @@ export class JobSimulator {
       status: {
         phase: 'Pending',
         qosClass: 'Guaranteed',
-        containerStatuses: [{ name: container.name, image: container.image, imageID: '', ready: false, restartCount: 0, started: false, state: { waiting: { reason: 'ContainerCreating' } } }],
+        containerStatuses: [{ name: container.name, image: container.image, imageID: '', ready: false, restartCount: 0, started: false, state: { waiting: this.containerWaiting(job.metadata.namespace, container) } }],
       },
     });
     this.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
     this.patchJobStatus(job.metadata.namespace, job.metadata.name, (s) => Object.assign(s, { active: 1 }));
+  }
+
+  /** The kubelet cannot make a container whose env names a Secret that does not exist (yet). */
+  private containerWaiting(namespace: string, container: Json): Json {
+    const refs = ((container.env as { valueFrom?: { secretKeyRef?: { name: string } } }[] | undefined) ?? []).map((e) => e.valueFrom?.secretKeyRef?.name).filter(Boolean) as string[];
+    const missing = refs.find((name) => !this.store.get('secrets', namespace, name));
+    return missing ? { reason: 'CreateContainerConfigError', message: `secret "${missing}" not found` } : { reason: 'ContainerCreating' };
   }
 
   /** What the Job controller records when the API server refuses its pod, and its retry. */

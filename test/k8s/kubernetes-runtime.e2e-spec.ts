@@ -23,7 +23,11 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     const job = server.store.get('jobs', 'default', jobName(spec.taskId))!;
     const secret = server.store.get('secrets', 'default', secretName(spec.taskId))!;
     expect(job.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'test-dispatcher', 'task-id': spec.taskId });
-    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid })]);
+    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid, controller: true })]);
+    // The Secret exists before the Job, so its pod never waits for it (CreateContainerConfigError).
+    const writes = server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path.split('/').slice(-2).join('/')}`);
+    expect(writes).toEqual(['POST default/secrets', 'POST default/jobs', `PATCH secrets/${secretName(spec.taskId)}`]);
+    expect(server.jobs.pod('default', jobName(spec.taskId))!.status).toMatchObject({ containerStatuses: [{ state: { waiting: { reason: 'ContainerCreating' } } }] });
     expect(Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString()).toBe(`key-for-${spec.taskId}`);
 
     server.jobs.run('default', jobName(spec.taskId));

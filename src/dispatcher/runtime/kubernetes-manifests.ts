@@ -100,8 +100,8 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
   return job;
 }
 
-/** The per-task Secret holding AGENT_KEY, owned by its Job so it goes when the Job goes. */
-export function buildSecret(spec: AgentSpec, settings: ManifestSettings, owner: { name: string; uid: string }): V1Secret {
+/** The per-task Secret holding AGENT_KEY; created before its Job, which then becomes its owner (kubernetes-secrets.ts). */
+export function buildSecret(spec: AgentSpec, settings: ManifestSettings): V1Secret {
   const secret: V1Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -109,7 +109,6 @@ export function buildSecret(spec: AgentSpec, settings: ManifestSettings, owner: 
       name: secretName(spec.taskId),
       namespace: spec.namespace || settings.namespace,
       labels: managedLabels(settings, spec.taskId),
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: false }],
     },
     type: 'Opaque',
     data: { [AGENT_KEY_SECRET_KEY]: Buffer.from(spec.env[AGENT_KEY_ENV] ?? '').toString('base64') },

@@ -2,7 +2,8 @@ import { Logger } from '@nestjs/common';
 import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
 import { AppConfig } from '../../shared/config/config';
 import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
-import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, TASK_ID_LABEL } from './kubernetes-manifests';
+import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, secretName, TASK_ID_LABEL } from './kubernetes-manifests';
+import { AgentSecrets } from './kubernetes-secrets';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
@@ -42,10 +43,12 @@ export class KubernetesRuntime implements RuntimeBackend {
   private readonly watches = new Map<string, ResourceWatch<V1Job | V1Pod>[]>();
   private readonly agents: AgentTracker;
   private readonly settings: ManifestSettings;
+  private readonly secrets: AgentSecrets;
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
     this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
+    this.secrets = new AgentSecrets(this.api);
     this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished };
     this.agents = new AgentTracker(options.startGraceSeconds, {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
@@ -78,9 +81,19 @@ export class KubernetesRuntime implements RuntimeBackend {
     const namespace = spec.namespace || this.options.namespace;
     this.watchNamespace(namespace);
     this.agents.track(spec.taskId, namespace);
-    const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
-    await this.createSecret(namespace, buildSecret(spec, this.settings, { name: job.metadata!.name!, uid: job.metadata!.uid! }), job);
-    return `${namespace}/${job.metadata!.name}`;
+    const secret = secretName(spec.taskId);
+    await this.secrets.create(namespace, buildSecret(spec, this.settings));
+    try {
+      const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
+      await this.secrets.adopt(namespace, secret, job).catch(async (error: unknown) => {
+        await this.deleteJob(`${namespace}/${job.metadata!.name}`, 'undo a Job whose Secret could not be handed to it').catch(() => undefined);
+        throw error;
+      });
+      return `${namespace}/${job.metadata!.name}`;
+    } catch (error) {
+      await this.secrets.remove(namespace, secret).catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Deletes the Job (background propagation) unless it has already finished: then nothing runs. */
@@ -192,22 +205,6 @@ export class KubernetesRuntime implements RuntimeBackend {
       const existing = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name: body.metadata!.name!, namespace }));
       if (existing.metadata?.labels?.[TASK_ID_LABEL] !== taskId) throw new Error(`Job ${body.metadata!.name} exists and belongs to another task`);
       return existing;
-    }
-  }
-
-  private async createSecret(namespace: string, body: ReturnType<typeof buildSecret>, job: V1Job): Promise<void> {
-    const name = body.metadata!.name!;
-    try {
-      await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
-    } catch (error) {
-      if (isConflict(error)) {
-        // A Secret left by an earlier Job of this task would be collected with that Job: replace it.
-        await this.api.call('delete Secret', () => this.api.core.deleteNamespacedSecret({ name, namespace }));
-        await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
-        return;
-      }
-      await this.deleteJob(`${namespace}/${job.metadata!.name}`, 'undo a Job whose Secret failed').catch(() => undefined);
-      throw new Error(`Kubernetes refused the agent's Secret: ${describeApiError(error)}`);
     }
   }
 
