@@ -118,14 +118,33 @@ export class JobSimulator {
     this.fail(job, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', failed);
   }
 
-  /** What the Job controller does when activeDeadlineSeconds passes: kill the pods, fail the Job. */
-  exceedDeadline(namespace: string, jobName: string): void {
+  /**
+   * What the Job controller does when activeDeadlineSeconds passes (Kubernetes 1.31+):
+   * `FailureTarget` at once, the pods Terminating (SIGTERM: exit code 143) for
+   * `terminatingMs`, then the pods gone and `Failed`.
+   */
+  exceedDeadline(namespace: string, jobName: string, terminatingMs = 300): void {
     const job = this.store.get('jobs', namespace, jobName);
     if (!job) throw new Error(`no Job ${namespace}/${jobName}`);
-    for (const pod of this.store.list('pods', { namespace, labelSelector: `job-name=${jobName}` })) {
-      this.store.remove('pods', namespace, pod.metadata.name);
-    }
-    this.fail(job, 'DeadlineExceeded', 'Job was active longer than specified deadline', 1);
+    const message = 'Job was active longer than specified deadline';
+    this.patchJobStatus(namespace, jobName, (s) => Object.assign(s, { conditions: [condition('FailureTarget', 'True', 'DeadlineExceeded', message)] }));
+    const pods = this.store.list('pods', { namespace, labelSelector: `job-name=${jobName}` });
+    for (const pod of pods) this.terminate(pod, 143, 'Error');
+    this.later(terminatingMs, () => {
+      for (const pod of pods) this.store.remove('pods', namespace, pod.metadata.name);
+      this.fail(job, 'DeadlineExceeded', message, 1);
+    });
+  }
+
+  /** A pod being deleted: `deletionTimestamp` set, its container ended with `exitCode`. */
+  private terminate(pod: KubeObject, exitCode: number, reason: string): void {
+    this.store.update('pods', pod.metadata.namespace, pod.metadata.name, (p) => {
+      p.metadata.deletionTimestamp = now();
+    });
+    this.updatePod(pod, (status, container) => {
+      status.phase = 'Failed';
+      Object.assign(container, { ready: false, started: false, state: { terminated: { exitCode, reason, startedAt: now(), finishedAt: now() } } });
+    });
   }
 
   setLogs(namespace: string, jobName: string, text: string): void {

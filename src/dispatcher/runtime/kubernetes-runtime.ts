@@ -13,9 +13,13 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export interface KubernetesRuntimeOptions {
   namespace: string;
+  /** Namespaces a task may name (KUBE_NAMESPACES); default: `namespace` alone. */
+  allowedNamespaces?: string[];
   dispatcherName: string;
   ttlSecondsAfterFinished: number;
   startGraceSeconds: number;
+  /** How long an unschedulable pod may wait for a node (default: startGraceSeconds). */
+  pendingGraceSeconds?: number;
   qps: number;
   /** Given by tests (loadFromOptions); otherwise loaded per `loadKubeConfig`. */
   kubeConfig?: KubeConfig;
@@ -50,7 +54,7 @@ export class KubernetesRuntime implements RuntimeBackend {
     this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
     this.secrets = new AgentSecrets(this.api);
     this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished };
-    this.agents = new AgentTracker(options.startGraceSeconds, {
+    this.agents = new AgentTracker({ startSeconds: options.startGraceSeconds, pendingSeconds: options.pendingGraceSeconds ?? options.startGraceSeconds }, {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
       podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
       abandon: (taskId, agent, problem) => this.abandon(taskId, agent, problem),
@@ -60,9 +64,11 @@ export class KubernetesRuntime implements RuntimeBackend {
   static fromConfig(config: AppConfig): KubernetesRuntime {
     return new KubernetesRuntime({
       namespace: config.kubeNamespace,
+      allowedNamespaces: config.kubernetes.namespaces,
       dispatcherName: config.dispatcherName,
       ttlSecondsAfterFinished: config.jobTtlSecondsAfterFinished,
       startGraceSeconds: config.startGraceSeconds,
+      pendingGraceSeconds: config.kubernetes.pendingGraceSeconds,
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
     });
@@ -70,8 +76,12 @@ export class KubernetesRuntime implements RuntimeBackend {
 
   validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]> {
     const problems: Record<string, string[]> = {};
+    const allowed = this.options.allowedNamespaces ?? [this.options.namespace];
     if (spec.namespace && (!DNS_LABEL.test(spec.namespace) || spec.namespace.length > 63)) {
       problems['runtime_target.namespace'] = ['must be a Kubernetes namespace name (a DNS-1123 label)'];
+    } else if (spec.namespace && !allowed.includes(spec.namespace)) {
+      // Without a Role there, the Job would be refused and its watch would retry 403s forever.
+      problems['runtime_target.namespace'] = [`must be one of the namespaces this dispatcher may use (KUBE_NAMESPACES): ${allowed.join(', ')}`];
     }
     if (!spec.image.trim() || /\s/.test(spec.image)) problems.agent_image = ['must name a container image, without white space'];
     return problems;
