@@ -55,6 +55,7 @@ export class KubeApiServer {
   private readonly delays: Delay[] = [];
   private readonly watches = new Set<http.ServerResponse>();
   private goneWatches = 0;
+  private readonly muted = new WeakSet<http.ServerResponse>();
   private server!: http.Server;
   url = '';
 
@@ -118,6 +119,11 @@ export class KubeApiServer {
   /** The next `count` matching requests are served as usual, but only after `ms` (a slow API server). */
   delayNext(count: number, ms: number, match: (method: string, path: string) => boolean = () => true): void {
     this.delays.push({ remaining: count, match, ms });
+  }
+
+  /** Every open watch stream goes silent (no event, no bookmark) but stays open: a half-dead connection. */
+  muteWatches(): void {
+    for (const res of this.watches) this.muted.add(res);
   }
 
   /** Cuts every open watch stream mid-flight. */
@@ -292,7 +298,7 @@ export class KubeApiServer {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     // The real server answers a watch at once, before any event.
     res.flushHeaders();
-    const send = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+    const send = (type: string, object: unknown) => this.muted.has(res) || res.write(`${JSON.stringify({ type, object })}\n`);
     const tooOld = from && from !== '0' && Number(from) < this.store.compactedRevision;
     if (this.goneWatches > 0 || tooOld) {
       if (this.goneWatches > 0) this.goneWatches -= 1;

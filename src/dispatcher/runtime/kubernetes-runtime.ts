@@ -28,6 +28,8 @@ export interface KubernetesRuntimeOptions {
   watchRetryDelayMs?: number;
   /** Server-side length of one watch request before it is resumed (default 300 s). */
   watchTimeoutSeconds?: number;
+  /** A watch silent (no event, no bookmark) this long is restarted (default 90 s). */
+  watchSilenceSeconds?: number;
 }
 
 /**
@@ -69,6 +71,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       ttlSecondsAfterFinished: config.jobTtlSecondsAfterFinished,
       startGraceSeconds: config.startGraceSeconds,
       pendingGraceSeconds: config.kubernetes.pendingGraceSeconds,
+      watchSilenceSeconds: config.kubernetes.watchSilenceSeconds,
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
     });
@@ -235,7 +238,7 @@ export class KubernetesRuntime implements RuntimeBackend {
   private watchNamespace(namespace: string): void {
     if (this.watches.has(namespace)) return;
     const labelSelector = managedSelector(this.settings);
-    const common = { labelSelector, retryDelayMs: this.options.watchRetryDelayMs, timeoutSeconds: this.options.watchTimeoutSeconds };
+    const common = { labelSelector, retryDelayMs: this.options.watchRetryDelayMs, timeoutSeconds: this.options.watchTimeoutSeconds, silenceSeconds: this.options.watchSilenceSeconds };
     const jobs = new ResourceWatch<V1Job>(this.api, {
       ...common,
       description: `Jobs in ${namespace}`,
