@@ -89,6 +89,26 @@ describe('a task on the kubernetes backend, through the dispatcher API', () => {
     expect((await taskApi(system).create(kubernetesTask({ runtime_target: { type: 'kubernetes', namespace: 'agents' } }))).status).toBe(201);
   });
 
+  it('carries a task on through an eviction: the new pod checks in again and completes it', async () => {
+    const request = kubernetesTask();
+    const agent = agentApi(system, await submit(request));
+    kube.jobs.run('agents', jobName(request.task_id));
+    expect((await agent.checkin({ task_id: request.task_id })).status).toBe(200);
+    await waitForStatus(system, request.task_id, ['running']);
+    const first = kube.jobs.pod('agents', jobName(request.task_id))!.metadata.name;
+
+    kube.jobs.evict('agents', jobName(request.task_id));
+    await waitFor(async () => kube.jobs.pod('agents', jobName(request.task_id))?.metadata.name !== first || undefined, 10_000, 'the replacement pod');
+    kube.jobs.run('agents', jobName(request.task_id));
+    const again = await agent.checkin({ task_id: request.task_id });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toHaveProperty('env');
+    expect((await taskApi(system).get(request.task_id)).body.data.status).toBe('running');
+    expect((await agent.checkback({ task_id: request.task_id, status: 'completed', result_metadata: { pods: 2 } })).status).toBe(200);
+    kube.jobs.finish('agents', jobName(request.task_id), { exitCode: 0 });
+    expect(await waitForStatus(system, request.task_id, ['completed'])).toMatchObject({ result_metadata: { pods: 2 } });
+  });
+
   it('refuses the key of another task', async () => {
     const request = kubernetesTask();
     await submit(request);

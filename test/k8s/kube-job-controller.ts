@@ -108,6 +108,40 @@ export class JobSimulator {
       this.complete(job);
       return;
     }
+    const rule = failJobRule(job, exit.exitCode);
+    if (rule !== undefined) {
+      const message = `Container agent for pod ${namespace}/${pod.metadata.name} failed with exit code ${exit.exitCode} matching FailJob rule at index ${rule}`;
+      this.patchJobStatus(namespace, jobName, (s) => Object.assign(s, { conditions: [condition('FailureTarget', 'True', 'PodFailurePolicy', message)] }));
+      this.later(50, () => this.fail(job, 'PodFailurePolicy', message, Number((job.status as Json).failed ?? 0) + 1));
+      return;
+    }
+    this.countFailure(job);
+  }
+
+  /**
+   * A pod evicted (the Eviction API, a node drain, preemption): `DisruptionTarget` on the
+   * pod, Terminating with SIGTERM's 143 for `terminatingMs`, then gone. A Job whose
+   * podFailurePolicy ignores DisruptionTarget makes a new pod without counting a failure;
+   * any other counts it against backoffLimit.
+   */
+  evict(namespace: string, jobName: string, terminatingMs = 200): void {
+    const pod = this.requirePod(namespace, jobName);
+    this.store.update('pods', namespace, pod.metadata.name, (p) => {
+      const status = p.status as Json;
+      status.conditions = [...((status.conditions as Json[] | undefined) ?? []), condition('DisruptionTarget', 'True', 'EvictionByEvictionAPI', 'Eviction API: evicting')];
+    });
+    this.terminate(this.store.get('pods', namespace, pod.metadata.name)!, 143, 'Error');
+    this.later(terminatingMs, () => {
+      this.store.remove('pods', namespace, pod.metadata.name);
+      const job = this.store.get('jobs', namespace, jobName);
+      if (!job) return;
+      if (ignoresDisruption(job)) this.createPod(job);
+      else this.countFailure(job);
+    });
+  }
+
+  private countFailure(job: KubeObject): void {
+    const { namespace, name: jobName } = job.metadata;
     const failed = Number((job.status as Json).failed ?? 0) + 1;
     const backoffLimit = Number(((job.spec as Json).backoffLimit as number | undefined) ?? 6);
     if (failed <= backoffLimit) {
@@ -318,6 +352,22 @@ export class JobSimulator {
     timer.unref();
     this.timers.add(timer);
   }
+}
+
+type PodFailureRule = { action: string; onExitCodes?: { operator: 'In' | 'NotIn'; values: number[] }; onPodConditions?: { type: string; status?: string }[] };
+
+function rulesOf(job: KubeObject): PodFailureRule[] {
+  return (((job.spec as Json).podFailurePolicy as { rules?: PodFailureRule[] } | undefined)?.rules) ?? [];
+}
+
+/** The index of the first podFailurePolicy rule that fails the Job for this exit code, if it is a FailJob rule. */
+function failJobRule(job: KubeObject, exitCode: number): number | undefined {
+  const index = rulesOf(job).findIndex((rule) => rule.onExitCodes && (rule.onExitCodes.operator === 'In') === rule.onExitCodes.values.includes(exitCode));
+  return index >= 0 && rulesOf(job)[index].action === 'FailJob' ? index : undefined;
+}
+
+function ignoresDisruption(job: KubeObject): boolean {
+  return rulesOf(job).some((rule) => rule.action === 'Ignore' && rule.onPodConditions?.some((c) => c.type === 'DisruptionTarget'));
 }
 
 function condition(type: string, status: 'True' | 'False', reason?: string, message?: string): Json {

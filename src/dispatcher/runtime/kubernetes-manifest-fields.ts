@@ -26,7 +26,19 @@ const CONTAINER: Shape = {
   ports: [{ name: 'value', containerPort: 'value', protocol: 'value' }],
   securityContext: 'map',
 };
+const TOLERATION: Shape = { key: 'value', operator: 'value', value: 'value', effect: 'value', tolerationSeconds: 'value' };
 const POD_SPEC: Shape = {
+  imagePullSecrets: [{ name: 'value' }],
+  nodeSelector: 'map',
+  tolerations: [TOLERATION],
+  // Validated by the Kubernetes schema; too deep to list here.
+  affinity: 'value',
+  topologySpreadConstraints: 'value',
+  dnsConfig: 'value',
+  hostAliases: 'value',
+  priorityClassName: 'value',
+  schedulerName: 'value',
+  dnsPolicy: 'value',
   restartPolicy: 'value',
   automountServiceAccountToken: 'value',
   enableServiceLinks: 'value',
@@ -45,6 +57,9 @@ const SHAPES: Record<'Job' | 'Secret', Shape> = {
       parallelism: 'value',
       activeDeadlineSeconds: 'value',
       ttlSecondsAfterFinished: 'value',
+      podFailurePolicy: {
+        rules: [{ action: 'value', onExitCodes: { containerName: 'value', operator: 'value', values: 'value' }, onPodConditions: [{ type: 'value', status: 'value' }] }],
+      },
       template: { metadata: METADATA, spec: POD_SPEC },
     },
   },

@@ -4,6 +4,7 @@ import { Secret } from 'kubernetes-models/v1';
 import type { V1Job, V1Secret } from '@kubernetes/client-node';
 import { AgentSpec } from './runtime';
 import { checkKnownFields } from './kubernetes-manifest-fields';
+import { JobShaping, shapeJob } from './kubernetes-job-shaping';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TASK_ID_LABEL = 'task-id';
@@ -24,6 +25,8 @@ export interface ManifestSettings {
   namespace: string;
   dispatcherName: string;
   ttlSecondsAfterFinished: number;
+  /** Disruption policy and the dispatcher's pod template (kubernetes-job-shaping.ts); unset: one attempt, nothing added. */
+  shaping?: JobShaping;
 }
 
 /** A DNS-1123 label from any text: lower-case, `a-z0-9-`, at most 63 characters (hash-suffixed when cut). */
@@ -96,6 +99,7 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
       },
     },
   };
+  if (settings.shaping) shapeJob(job, settings.shaping);
   assertValidJob(job);
   return job;
 }

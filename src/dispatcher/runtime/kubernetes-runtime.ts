@@ -3,6 +3,7 @@ import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-n
 import { AppConfig } from '../../shared/config/config';
 import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
 import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, secretName, TASK_ID_LABEL } from './kubernetes-manifests';
+import { JobShaping } from './kubernetes-job-shaping';
 import { AgentSecrets } from './kubernetes-secrets';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
@@ -21,6 +22,8 @@ export interface KubernetesRuntimeOptions {
   /** How long an unschedulable pod may wait for a node (default: startGraceSeconds). */
   pendingGraceSeconds?: number;
   qps: number;
+  /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
+  shaping?: JobShaping;
   /** Given by tests (loadFromOptions); otherwise loaded per `loadKubeConfig`. */
   kubeConfig?: KubeConfig;
   kubeconfigPath?: string | null;
@@ -55,7 +58,7 @@ export class KubernetesRuntime implements RuntimeBackend {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
     this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
     this.secrets = new AgentSecrets(this.api);
-    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished };
+    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping };
     this.agents = new AgentTracker({ startSeconds: options.startGraceSeconds, pendingSeconds: options.pendingGraceSeconds ?? options.startGraceSeconds }, {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
       podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
@@ -72,6 +75,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       startGraceSeconds: config.startGraceSeconds,
       pendingGraceSeconds: config.kubernetes.pendingGraceSeconds,
       watchSilenceSeconds: config.kubernetes.watchSilenceSeconds,
+      shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
     });
