@@ -44,7 +44,7 @@ COPY docker/healthcheck.cjs ./docker/healthcheck.cjs
 USER 10001:10001
 EXPOSE 8000 8080
 VOLUME ["/data"]
-# GETs the role's /health (both for ROLE=all); any answer but 200 is unhealthy.
+# GETs the role's /livez (both for ROLE=all); any answer but 200 is unhealthy.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=40s --retries=3 \
   CMD ["node", "docker/healthcheck.cjs"]
 ENTRYPOINT ["node", "dist/src/main.js"]

@@ -27,7 +27,7 @@ const EXPECTED_RULES = {
   'batch/jobs': 'create,delete,get,list,watch',
   '/pods': 'list,watch',
   '/pods/log': 'get',
-  '/secrets': 'create,delete',
+  '/secrets': 'create,delete,patch',
   '/events': 'list',
   'networking.k8s.io/networkpolicies': 'create,delete',
 };

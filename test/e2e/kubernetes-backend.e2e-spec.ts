@@ -38,7 +38,8 @@ describe('a task on the kubernetes backend, through the dispatcher API', () => {
   /** Creates the task and waits for its Job; returns the per-task key the agent would get from its Secret. */
   async function submit(request: Record<string, any>): Promise<string> {
     expect((await taskApi(system).create(request)).status).toBe(201);
-    await waitFor(async () => kube.store.get('secrets', 'agents', secretName(request.task_id)), 10_000, 'the Job and its Secret');
+    // The Secret comes first; the submission is complete once the Job owns it.
+    await waitFor(async () => kube.store.get('secrets', 'agents', secretName(request.task_id))?.metadata.ownerReferences, 10_000, 'the Job and its Secret');
     const secret = kube.store.get('secrets', 'agents', secretName(request.task_id))!;
     return Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString();
   }
@@ -78,6 +79,34 @@ describe('a task on the kubernetes backend, through the dispatcher API', () => {
     expect(kube.requests.some((r) => r.method === 'DELETE' && r.path.endsWith(jobName(request.task_id)))).toBe(false);
     await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(request.task_id)), 10_000, 'the TTL to remove the Job');
     await waitFor(async () => !kube.store.get('secrets', 'agents', secretName(request.task_id)), 5_000, 'the Secret to be collected');
+  });
+
+  it('refuses a namespace outside KUBE_NAMESPACES with 400 naming runtime_target.namespace', async () => {
+    const answer = await taskApi(system).create(kubernetesTask({ runtime_target: { type: 'kubernetes', namespace: 'kube-system' } }));
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.details.fields['runtime_target.namespace']).toEqual(['must be one of the namespaces this dispatcher may use (KUBE_NAMESPACES): agents']);
+    expect(kube.requests.some((r) => r.path.includes('kube-system'))).toBe(false);
+    expect((await taskApi(system).create(kubernetesTask({ runtime_target: { type: 'kubernetes', namespace: 'agents' } }))).status).toBe(201);
+  });
+
+  it('carries a task on through an eviction: the new pod checks in again and completes it', async () => {
+    const request = kubernetesTask();
+    const agent = agentApi(system, await submit(request));
+    kube.jobs.run('agents', jobName(request.task_id));
+    expect((await agent.checkin({ task_id: request.task_id })).status).toBe(200);
+    await waitForStatus(system, request.task_id, ['running']);
+    const first = kube.jobs.pod('agents', jobName(request.task_id))!.metadata.name;
+
+    kube.jobs.evict('agents', jobName(request.task_id));
+    await waitFor(async () => kube.jobs.pod('agents', jobName(request.task_id))?.metadata.name !== first || undefined, 10_000, 'the replacement pod');
+    kube.jobs.run('agents', jobName(request.task_id));
+    const again = await agent.checkin({ task_id: request.task_id });
+    expect(again.status).toBe(200);
+    expect(again.body.data).toHaveProperty('env');
+    expect((await taskApi(system).get(request.task_id)).body.data.status).toBe('running');
+    expect((await agent.checkback({ task_id: request.task_id, status: 'completed', result_metadata: { pods: 2 } })).status).toBe(200);
+    kube.jobs.finish('agents', jobName(request.task_id), { exitCode: 0 });
+    expect(await waitForStatus(system, request.task_id, ['completed'])).toMatchObject({ result_metadata: { pods: 2 } });
   });
 
   it('refuses the key of another task', async () => {

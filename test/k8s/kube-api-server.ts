@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { JobSimulator, Propagation } from './kube-job-controller';
 import { networkPolicyProblems } from './kube-network-policies';
+import { applyPatch } from './kube-patch';
 import { KubeObject, KubeStore, ListQuery, matches, Resource, StoredEvent } from './kube-store';
 
 export interface KubeApiServerOptions {
@@ -60,6 +61,7 @@ export class KubeApiServer {
   private readonly delays: Delay[] = [];
   private readonly watches = new Set<http.ServerResponse>();
   private goneWatches = 0;
+  private readonly muted = new WeakSet<http.ServerResponse>();
   private server!: http.Server;
   url = '';
 
@@ -110,6 +112,11 @@ export class KubeApiServer {
     });
   }
 
+  /** Ends every fault still pending (the outage is over). */
+  recover(): void {
+    this.faults.length = 0;
+  }
+
   /** The next `count` matching requests lose their connection without an answer. */
   resetNext(count: number, match: (method: string, path: string) => boolean = () => true): void {
     this.faults.push({ remaining: count, match, apply: (_res, req) => req.socket.destroy() });
@@ -118,6 +125,11 @@ export class KubeApiServer {
   /** The next `count` matching requests are served as usual, but only after `ms` (a slow API server). */
   delayNext(count: number, ms: number, match: (method: string, path: string) => boolean = () => true): void {
     this.delays.push({ remaining: count, match, ms });
+  }
+
+  /** Every open watch stream goes silent (no event, no bookmark) but stays open: a half-dead connection. */
+  muteWatches(): void {
+    for (const res of this.watches) this.muted.add(res);
   }
 
   /** Cuts every open watch stream mid-flight. */
@@ -173,6 +185,7 @@ export class KubeApiServer {
     if (method === 'GET' && watch) return this.watch(req, res, resource, query, url.searchParams);
     if (method === 'GET') return this.list(res, resource, query, url.searchParams);
     if (method === 'POST' && namespace !== undefined && !name) return this.create(res, resource, namespace, body);
+    if (method === 'PATCH' && namespace && name) return this.patch(res, resource, namespace, name, req.headers['content-type'] ?? '', body);
     if (method === 'DELETE' && namespace !== undefined && name) return this.remove(res, resource, namespace, name, url.searchParams, body);
     return this.status(res, 405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
   }
@@ -240,6 +253,19 @@ export class KubeApiServer {
     return problems;
   }
 
+  /** PATCH of metadata (owner references, labels); the status of Jobs and Pods stays the simulator's. */
+  private patch(res: http.ServerResponse, resource: Resource, namespace: string, name: string, contentType: string, body: string): void {
+    const current = this.store.get(resource, namespace, name);
+    if (!current) return this.notFound(res, resource, name);
+    const patched = applyPatch(current, contentType, body);
+    if (typeof patched === 'string') return this.status(res, contentType.includes('patch') ? 422 : 415, contentType.includes('patch') ? 'Invalid' : 'UnsupportedMediaType', patched);
+    const updated = this.store.update(resource, namespace, name, (object) => {
+      Object.assign(object, { ...patched, metadata: { ...patched.metadata, uid: object.metadata.uid, resourceVersion: object.metadata.resourceVersion }, status: object.status });
+    })!;
+    this.jobs.checkOwners(resource, updated);
+    this.json(res, 200, updated);
+  }
+
   private remove(res: http.ServerResponse, resource: Resource, namespace: string, name: string, params: URLSearchParams, body: string): void {
     let options: { propagationPolicy?: Propagation } = {};
     try {
@@ -279,7 +305,7 @@ export class KubeApiServer {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
     // The real server answers a watch at once, before any event.
     res.flushHeaders();
-    const send = (type: string, object: unknown) => res.write(`${JSON.stringify({ type, object })}\n`);
+    const send = (type: string, object: unknown) => this.muted.has(res) || res.write(`${JSON.stringify({ type, object })}\n`);
     const tooOld = from && from !== '0' && Number(from) < this.store.compactedRevision;
     if (this.goneWatches > 0 || tooOld) {
       if (this.goneWatches > 0) this.goneWatches -= 1;

@@ -44,6 +44,8 @@ export function startBackend(server: KubeApiServer, options: Partial<KubernetesR
     kubeConfig: kubeConfigFor(server),
     retry: { attempts: 5, baseDelayMs: 20, maxDelayMs: 2000 },
     watchRetryDelayMs: 50,
+    // As a dispatcher is configured by default.
+    shaping: { doNotDisrupt: true, backoffLimit: 6, podTemplate: null },
     ...options,
   });
   const states = new Map<string, AgentState[]>();

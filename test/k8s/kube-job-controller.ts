@@ -108,6 +108,40 @@ export class JobSimulator {
       this.complete(job);
       return;
     }
+    const rule = failJobRule(job, exit.exitCode);
+    if (rule !== undefined) {
+      const message = `Container agent for pod ${namespace}/${pod.metadata.name} failed with exit code ${exit.exitCode} matching FailJob rule at index ${rule}`;
+      this.patchJobStatus(namespace, jobName, (s) => Object.assign(s, { conditions: [condition('FailureTarget', 'True', 'PodFailurePolicy', message)] }));
+      this.later(50, () => this.fail(job, 'PodFailurePolicy', message, Number((job.status as Json).failed ?? 0) + 1));
+      return;
+    }
+    this.countFailure(job);
+  }
+
+  /**
+   * A pod evicted (the Eviction API, a node drain, preemption): `DisruptionTarget` on the
+   * pod, Terminating with SIGTERM's 143 for `terminatingMs`, then gone. A Job whose
+   * podFailurePolicy ignores DisruptionTarget makes a new pod without counting a failure;
+   * any other counts it against backoffLimit.
+   */
+  evict(namespace: string, jobName: string, terminatingMs = 200): void {
+    const pod = this.requirePod(namespace, jobName);
+    this.store.update('pods', namespace, pod.metadata.name, (p) => {
+      const status = p.status as Json;
+      status.conditions = [...((status.conditions as Json[] | undefined) ?? []), condition('DisruptionTarget', 'True', 'EvictionByEvictionAPI', 'Eviction API: evicting')];
+    });
+    this.terminate(this.store.get('pods', namespace, pod.metadata.name)!, 143, 'Error');
+    this.later(terminatingMs, () => {
+      this.store.remove('pods', namespace, pod.metadata.name);
+      const job = this.store.get('jobs', namespace, jobName);
+      if (!job) return;
+      if (ignoresDisruption(job)) this.createPod(job);
+      else this.countFailure(job);
+    });
+  }
+
+  private countFailure(job: KubeObject): void {
+    const { namespace, name: jobName } = job.metadata;
     const failed = Number((job.status as Json).failed ?? 0) + 1;
     const backoffLimit = Number(((job.spec as Json).backoffLimit as number | undefined) ?? 6);
     if (failed <= backoffLimit) {
@@ -118,14 +152,33 @@ export class JobSimulator {
     this.fail(job, 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', failed);
   }
 
-  /** What the Job controller does when activeDeadlineSeconds passes: kill the pods, fail the Job. */
-  exceedDeadline(namespace: string, jobName: string): void {
+  /**
+   * What the Job controller does when activeDeadlineSeconds passes (Kubernetes 1.31+):
+   * `FailureTarget` at once, the pods Terminating (SIGTERM: exit code 143) for
+   * `terminatingMs`, then the pods gone and `Failed`.
+   */
+  exceedDeadline(namespace: string, jobName: string, terminatingMs = 300): void {
     const job = this.store.get('jobs', namespace, jobName);
     if (!job) throw new Error(`no Job ${namespace}/${jobName}`);
-    for (const pod of this.store.list('pods', { namespace, labelSelector: `job-name=${jobName}` })) {
-      this.store.remove('pods', namespace, pod.metadata.name);
-    }
-    this.fail(job, 'DeadlineExceeded', 'Job was active longer than specified deadline', 1);
+    const message = 'Job was active longer than specified deadline';
+    this.patchJobStatus(namespace, jobName, (s) => Object.assign(s, { conditions: [condition('FailureTarget', 'True', 'DeadlineExceeded', message)] }));
+    const pods = this.store.list('pods', { namespace, labelSelector: `job-name=${jobName}` });
+    for (const pod of pods) this.terminate(pod, 143, 'Error');
+    this.later(terminatingMs, () => {
+      for (const pod of pods) this.store.remove('pods', namespace, pod.metadata.name);
+      this.fail(job, 'DeadlineExceeded', message, 1);
+    });
+  }
+
+  /** A pod being deleted: `deletionTimestamp` set, its container ended with `exitCode`. */
+  private terminate(pod: KubeObject, exitCode: number, reason: string): void {
+    this.store.update('pods', pod.metadata.namespace, pod.metadata.name, (p) => {
+      p.metadata.deletionTimestamp = now();
+    });
+    this.updatePod(pod, (status, container) => {
+      status.phase = 'Failed';
+      Object.assign(container, { ready: false, started: false, state: { terminated: { exitCode, reason, startedAt: now(), finishedAt: now() } } });
+    });
   }
 
   setLogs(namespace: string, jobName: string, text: string): void {
@@ -222,11 +275,18 @@ export class JobSimulator {
       status: {
         phase: 'Pending',
         qosClass: 'Guaranteed',
-        containerStatuses: [{ name: container.name, image: container.image, imageID: '', ready: false, restartCount: 0, started: false, state: { waiting: { reason: 'ContainerCreating' } } }],
+        containerStatuses: [{ name: container.name, image: container.image, imageID: '', ready: false, restartCount: 0, started: false, state: { waiting: this.containerWaiting(job.metadata.namespace, container) } }],
       },
     });
     this.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
     this.patchJobStatus(job.metadata.namespace, job.metadata.name, (s) => Object.assign(s, { active: 1 }));
+  }
+
+  /** The kubelet cannot make a container whose env names a Secret that does not exist (yet). */
+  private containerWaiting(namespace: string, container: Json): Json {
+    const refs = ((container.env as { valueFrom?: { secretKeyRef?: { name: string } } }[] | undefined) ?? []).map((e) => e.valueFrom?.secretKeyRef?.name).filter(Boolean) as string[];
+    const missing = refs.find((name) => !this.store.get('secrets', namespace, name));
+    return missing ? { reason: 'CreateContainerConfigError', message: `secret "${missing}" not found` } : { reason: 'ContainerCreating' };
   }
 
   /** What the Job controller records when the API server refuses its pod, and its retry. */
@@ -295,6 +355,22 @@ export class JobSimulator {
     timer.unref();
     this.timers.add(timer);
   }
+}
+
+type PodFailureRule = { action: string; onExitCodes?: { operator: 'In' | 'NotIn'; values: number[] }; onPodConditions?: { type: string; status?: string }[] };
+
+function rulesOf(job: KubeObject): PodFailureRule[] {
+  return (((job.spec as Json).podFailurePolicy as { rules?: PodFailureRule[] } | undefined)?.rules) ?? [];
+}
+
+/** The index of the first podFailurePolicy rule that fails the Job for this exit code, if it is a FailJob rule. */
+function failJobRule(job: KubeObject, exitCode: number): number | undefined {
+  const index = rulesOf(job).findIndex((rule) => rule.onExitCodes && (rule.onExitCodes.operator === 'In') === rule.onExitCodes.values.includes(exitCode));
+  return index >= 0 && rulesOf(job)[index].action === 'FailJob' ? index : undefined;
+}
+
+function ignoresDisruption(job: KubeObject): boolean {
+  return rulesOf(job).some((rule) => rule.action === 'Ignore' && rule.onPodConditions?.some((c) => c.type === 'DisruptionTarget'));
 }
 
 function condition(type: string, status: 'True' | 'False', reason?: string, message?: string): Json {

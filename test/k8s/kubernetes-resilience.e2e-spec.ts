@@ -34,6 +34,24 @@ describe('Kubernetes backend when the API server misbehaves', () => {
     return { under, spec, listsBefore: server.requests.filter(isJobList).length };
   }
 
+  it('restarts a watch that goes silent past its bookmark interval, and sees what it missed', async () => {
+    await server.close();
+    server = await KubeApiServer.start({ token: TOKEN, bookmarkIntervalMs: 200 });
+    const under = start({ watchSilenceSeconds: 1 });
+    const spec = makeSpec();
+    await under.backend.submit(spec);
+    await under.backend.synced();
+    await waitFor(() => server.openWatches === 2, 3000, 'both watches');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Bookmarks keep a quiet watch alive: nothing restarted so far.
+    expect(server.requests.filter(isJobWatch)).toHaveLength(0);
+    const listsBefore = server.requests.filter(isJobList).length;
+    server.muteWatches();
+    server.jobs.run('default', jobName(spec.taskId));
+    await under.waitForPhase(spec.taskId, 'running', 5000);
+    expect(server.requests.filter(isJobList).length).toBeGreaterThan(listsBefore);
+  });
+
   it('re-lists and keeps watching after the watch stream is dropped', async () => {
     const { under, spec, listsBefore } = await submittedAndWatched();
     server.dropWatches();

@@ -8,7 +8,7 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
 
   beforeEach(async () => {
     server = await KubeApiServer.start({ token: TOKEN, namespaces: ['default', 'team-a'] });
-    under = startBackend(server);
+    under = startBackend(server, { allowedNamespaces: ['default', 'team-a'] });
   });
 
   afterEach(async () => {
@@ -23,7 +23,11 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     const job = server.store.get('jobs', 'default', jobName(spec.taskId))!;
     const secret = server.store.get('secrets', 'default', secretName(spec.taskId))!;
     expect(job.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'test-dispatcher', 'task-id': spec.taskId });
-    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid })]);
+    expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid, controller: true })]);
+    // The Secret exists before the Job, so its pod never waits for it (CreateContainerConfigError).
+    const writes = server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path.split('/').slice(-2).join('/')}`);
+    expect(writes).toEqual(['POST default/secrets', 'POST default/jobs', `PATCH secrets/${secretName(spec.taskId)}`]);
+    expect(server.jobs.pod('default', jobName(spec.taskId))!.status).toMatchObject({ containerStatuses: [{ state: { waiting: { reason: 'ContainerCreating' } } }] });
     expect(Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString()).toBe(`key-for-${spec.taskId}`);
 
     server.jobs.run('default', jobName(spec.taskId));
@@ -63,6 +67,10 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     expect(await under.backend.submit(spec)).toBe(`team-a/${jobName(spec.taskId)}`);
     await expect(under.backend.submit(makeSpec({ namespace: 'missing' }))).rejects.toThrow('namespaces "missing" not found');
     expect(under.backend.validate({ image: 'x', namespace: 'Not_A_Name' })).toEqual({ 'runtime_target.namespace': [expect.any(String)] });
+    expect(under.backend.validate({ image: 'x', namespace: 'team-a' })).toEqual({});
+    expect(under.backend.validate({ image: 'x', namespace: 'kube-system' })).toEqual({
+      'runtime_target.namespace': ['must be one of the namespaces this dispatcher may use (KUBE_NAMESPACES): default, team-a'],
+    });
   });
 
   it.each([
@@ -79,13 +87,19 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     await waitFor(() => server.store.list('jobs').length === 0, 3000, 'the Job to be deleted');
   });
 
-  it('fails an unschedulable pod with the scheduler message', async () => {
+  it('fails an unschedulable pod after its own, longer grace, with the scheduler message', async () => {
+    await under.backend.close();
+    under = startBackend(server, { startGraceSeconds: 1, pendingGraceSeconds: 3 });
     const spec = makeSpec();
     await under.backend.submit(spec);
+    const submittedAt = Date.now();
     server.jobs.setUnschedulable('default', jobName(spec.taskId), '0/3 nodes are available: 3 Insufficient memory.');
-    expect(await under.waitForPhase(spec.taskId, 'failed_to_start', 4000)).toEqual({
+    await new Promise((resolve) => setTimeout(resolve, 1800));
+    expect(under.states.get(spec.taskId)!.at(-1)).toEqual({ phase: 'starting', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient memory.' });
+    expect(await under.waitForPhase(spec.taskId, 'failed_to_start', 6000)).toEqual({
       phase: 'failed_to_start', reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient memory.',
     });
+    expect(Date.now() - submittedAt).toBeGreaterThanOrEqual(2900);
     await waitFor(() => server.store.list('jobs').length === 0, 3000, 'the Job to be deleted');
   });
 
@@ -175,14 +189,20 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     expect(await under.waitForPhase(spec.taskId, 'exited')).toEqual({ phase: 'exited', exitCode: 3, reason: 'Error' });
   });
 
-  it('reports DeadlineExceeded as deadline_exceeded', async () => {
+  it('reports DeadlineExceeded from FailureTarget, while the pod is still terminating with exit code 143', async () => {
     const spec = makeSpec();
     await under.backend.submit(spec);
     server.jobs.run('default', jobName(spec.taskId));
-    server.jobs.exceedDeadline('default', jobName(spec.taskId));
-    expect(await under.waitForPhase(spec.taskId, 'deadline_exceeded')).toEqual({
+    await under.waitForPhase(spec.taskId, 'running');
+    server.jobs.exceedDeadline('default', jobName(spec.taskId), 1500);
+    expect(await under.waitForPhase(spec.taskId, 'deadline_exceeded', 1000)).toEqual({
       phase: 'deadline_exceeded', message: 'Job was active longer than specified deadline',
     });
+    const job = server.store.get('jobs', 'default', jobName(spec.taskId))!;
+    expect((job.status as { conditions: { type: string }[] }).conditions.map((c) => c.type)).toEqual(['FailureTarget']);
+    expect(server.jobs.pod('default', jobName(spec.taskId))!.metadata).toHaveProperty('deletionTimestamp');
+    await waitFor(() => !server.jobs.pod('default', jobName(spec.taskId)), 3000, 'the pod to go');
+    expect(under.states.get(spec.taskId)!.map((s) => s.phase)).toEqual(['starting', 'running', 'deadline_exceeded']);
   });
 
   it('cancels by deleting the Job with background propagation; its Pod and Secret follow', async () => {

@@ -30,7 +30,19 @@ const CONTAINER: Shape = {
   },
   volumeMounts: [{ name: 'value', mountPath: 'value', readOnly: 'value' }],
 };
+const TOLERATION: Shape = { key: 'value', operator: 'value', value: 'value', effect: 'value', tolerationSeconds: 'value' };
 const POD_SPEC: Shape = {
+  imagePullSecrets: [{ name: 'value' }],
+  nodeSelector: 'map',
+  tolerations: [TOLERATION],
+  // Validated by the Kubernetes schema; too deep to list here.
+  affinity: 'value',
+  topologySpreadConstraints: 'value',
+  dnsConfig: 'value',
+  hostAliases: 'value',
+  priorityClassName: 'value',
+  schedulerName: 'value',
+  dnsPolicy: 'value',
   restartPolicy: 'value',
   automountServiceAccountToken: 'value',
   enableServiceLinks: 'value',
@@ -55,6 +67,9 @@ const SHAPES: Record<Kind, Shape> = {
       parallelism: 'value',
       activeDeadlineSeconds: 'value',
       ttlSecondsAfterFinished: 'value',
+      podFailurePolicy: {
+        rules: [{ action: 'value', onExitCodes: { containerName: 'value', operator: 'value', values: 'value' }, onPodConditions: [{ type: 'value', status: 'value' }] }],
+      },
       template: { metadata: METADATA, spec: POD_SPEC },
     },
   },

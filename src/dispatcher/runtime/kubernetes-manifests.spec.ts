@@ -67,8 +67,8 @@ describe('buildJob', () => {
 });
 
 describe('buildSecret', () => {
-  it('holds the per-task key, owned by the Job so it is collected with it', () => {
-    const secret = buildSecret(makeSpec(), settings, { name: `agent-${TASK_ID}`, uid: 'c0ffee00-0000-4000-8000-000000000001' });
+  it('holds the per-task key, with no owner yet (the Job is created after it)', () => {
+    const secret = buildSecret(makeSpec(), settings);
     expect(secret).toEqual({
       apiVersion: 'v1',
       kind: 'Secret',
@@ -76,7 +76,6 @@ describe('buildSecret', () => {
         name: `agent-${TASK_ID}-key`,
         namespace: 'agents',
         labels: { 'app.kubernetes.io/managed-by': 'eu-west-dispatcher', 'task-id': TASK_ID },
-        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: `agent-${TASK_ID}`, uid: 'c0ffee00-0000-4000-8000-000000000001', controller: true, blockOwnerDeletion: false }],
       },
       type: 'Opaque',
       data: { 'agent-key': Buffer.from('per-task-key').toString('base64') },

@@ -5,6 +5,7 @@ import type { V1Job, V1Secret } from '@kubernetes/client-node';
 import { AgentSpec } from './runtime';
 import { checkKnownFields } from './kubernetes-manifest-fields';
 import { applyIsolation } from './kubernetes-isolation';
+import { JobShaping, shapeJob } from './kubernetes-job-shaping';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TASK_ID_LABEL = 'task-id';
@@ -25,6 +26,8 @@ export interface ManifestSettings {
   namespace: string;
   dispatcherName: string;
   ttlSecondsAfterFinished: number;
+  /** Disruption policy and the dispatcher's pod template (kubernetes-job-shaping.ts); unset: one attempt, nothing added. */
+  shaping?: JobShaping;
 }
 
 /** A DNS-1123 label from any text: lower-case, `a-z0-9-`, at most 63 characters (hash-suffixed when cut). */
@@ -98,12 +101,13 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
     },
   };
   applyIsolation(job, spec.isolation);
+  if (settings.shaping) shapeJob(job, settings.shaping);
   assertValidJob(job);
   return job;
 }
 
-/** The per-task Secret holding AGENT_KEY, owned by its Job so it goes when the Job goes. */
-export function buildSecret(spec: AgentSpec, settings: ManifestSettings, owner: { name: string; uid: string }): V1Secret {
+/** The per-task Secret holding AGENT_KEY; created before its Job, which then becomes its owner (kubernetes-secrets.ts). */
+export function buildSecret(spec: AgentSpec, settings: ManifestSettings): V1Secret {
   const secret: V1Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -111,7 +115,6 @@ export function buildSecret(spec: AgentSpec, settings: ManifestSettings, owner: 
       name: secretName(spec.taskId),
       namespace: spec.namespace || settings.namespace,
       labels: managedLabels(settings, spec.taskId),
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: false }],
     },
     type: 'Opaque',
     data: { [AGENT_KEY_SECRET_KEY]: Buffer.from(spec.env[AGENT_KEY_ENV] ?? '').toString('base64') },

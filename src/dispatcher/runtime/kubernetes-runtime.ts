@@ -2,7 +2,9 @@ import { Logger } from '@nestjs/common';
 import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
 import { AppConfig } from '../../shared/config/config';
 import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
-import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, TASK_ID_LABEL } from './kubernetes-manifests';
+import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, secretName, TASK_ID_LABEL } from './kubernetes-manifests';
+import { JobShaping } from './kubernetes-job-shaping';
+import { AgentSecrets } from './kubernetes-secrets';
 import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint } from './kubernetes-network-policy';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
@@ -13,10 +15,16 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 export interface KubernetesRuntimeOptions {
   namespace: string;
+  /** Namespaces a task may name (KUBE_NAMESPACES); default: `namespace` alone. */
+  allowedNamespaces?: string[];
   dispatcherName: string;
   ttlSecondsAfterFinished: number;
   startGraceSeconds: number;
+  /** How long an unschedulable pod may wait for a node (default: startGraceSeconds). */
+  pendingGraceSeconds?: number;
   qps: number;
+  /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
+  shaping?: JobShaping;
   /** Given by tests (loadFromOptions); otherwise loaded per `loadKubeConfig`. */
   kubeConfig?: KubeConfig;
   kubeconfigPath?: string | null;
@@ -26,6 +34,8 @@ export interface KubernetesRuntimeOptions {
   watchTimeoutSeconds?: number;
   /** What `dispatcher` egress lets agents reach; default: nothing beyond DNS. */
   dispatcher?: DispatcherEndpoint;
+  /** A watch silent (no event, no bookmark) this long is restarted (default 90 s). */
+  watchSilenceSeconds?: number;
 }
 
 /**
@@ -46,13 +56,15 @@ export class KubernetesRuntime implements RuntimeBackend {
   private readonly agents: AgentTracker;
   private readonly settings: ManifestSettings;
   private readonly dispatcher: DispatcherEndpoint;
+  private readonly secrets: AgentSecrets;
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
     this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
-    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished };
+    this.secrets = new AgentSecrets(this.api);
+    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping };
     this.dispatcher = options.dispatcher ?? { podLabels: {}, namespace: options.namespace, port: 8080, url: 'http://dispatcher.invalid' };
-    this.agents = new AgentTracker(options.startGraceSeconds, {
+    this.agents = new AgentTracker({ startSeconds: options.startGraceSeconds, pendingSeconds: options.pendingGraceSeconds ?? options.startGraceSeconds }, {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
       podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
       abandon: (taskId, agent, problem) => this.abandon(taskId, agent, problem),
@@ -62,9 +74,13 @@ export class KubernetesRuntime implements RuntimeBackend {
   static fromConfig(config: AppConfig): KubernetesRuntime {
     return new KubernetesRuntime({
       namespace: config.kubeNamespace,
+      allowedNamespaces: config.kubernetes.namespaces,
       dispatcherName: config.dispatcherName,
       ttlSecondsAfterFinished: config.jobTtlSecondsAfterFinished,
       startGraceSeconds: config.startGraceSeconds,
+      pendingGraceSeconds: config.kubernetes.pendingGraceSeconds,
+      watchSilenceSeconds: config.kubernetes.watchSilenceSeconds,
+      shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
       dispatcher: {
@@ -78,8 +94,12 @@ export class KubernetesRuntime implements RuntimeBackend {
 
   validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]> {
     const problems: Record<string, string[]> = {};
+    const allowed = this.options.allowedNamespaces ?? [this.options.namespace];
     if (spec.namespace && (!DNS_LABEL.test(spec.namespace) || spec.namespace.length > 63)) {
       problems['runtime_target.namespace'] = ['must be a Kubernetes namespace name (a DNS-1123 label)'];
+    } else if (spec.namespace && !allowed.includes(spec.namespace)) {
+      // Without a Role there, the Job would be refused and its watch would retry 403s forever.
+      problems['runtime_target.namespace'] = [`must be one of the namespaces this dispatcher may use (KUBE_NAMESPACES): ${allowed.join(', ')}`];
     }
     if (!spec.image.trim() || /\s/.test(spec.image)) problems.agent_image = ['must name a container image, without white space'];
     return problems;
@@ -89,15 +109,23 @@ export class KubernetesRuntime implements RuntimeBackend {
     const namespace = spec.namespace || this.options.namespace;
     this.watchNamespace(namespace);
     this.agents.track(spec.taskId, namespace);
-    const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
-    const owner = { name: job.metadata!.name!, uid: job.metadata!.uid! };
-    // Before the Secret: the agent's container cannot start without it, so never before its policy.
-    await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.dispatcher, owner)).catch(async (error: unknown) => {
-      await this.deleteJob(`${namespace}/${owner.name}`, 'undo a Job whose NetworkPolicy failed').catch(() => undefined);
+    const secret = secretName(spec.taskId);
+    await this.secrets.create(namespace, buildSecret(spec, this.settings));
+    try {
+      const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
+      const owner = { name: job.metadata!.name!, uid: job.metadata!.uid! };
+      const undo = (why: string) => async (error: unknown) => {
+        await this.deleteJob(`${namespace}/${owner.name}`, why).catch(() => undefined);
+        throw error;
+      };
+      await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.dispatcher, owner))
+        .catch(undo('undo a Job whose NetworkPolicy failed'));
+      await this.secrets.adopt(namespace, secret, job).catch(undo('undo a Job whose Secret could not be handed to it'));
+      return `${namespace}/${owner.name}`;
+    } catch (error) {
+      await this.secrets.remove(namespace, secret).catch(() => undefined);
       throw error;
-    });
-    await this.createSecret(namespace, buildSecret(spec, this.settings, { name: job.metadata!.name!, uid: job.metadata!.uid! }), job);
-    return `${namespace}/${job.metadata!.name}`;
+    }
   }
 
   /** Deletes the Job (background propagation) unless it has already finished: then nothing runs. */
@@ -173,7 +201,12 @@ export class KubernetesRuntime implements RuntimeBackend {
 
   /** A cheap call that needs the dispatcher's own permissions: list one Job. */
   async ping(): Promise<void> {
-    await this.api.call('ping', () => this.api.batch.listNamespacedJob({ namespace: this.options.namespace, limit: 1 }), { ...DEFAULT_RETRY, attempts: 1 });
+    try {
+      await this.api.call('ping', () => this.api.batch.listNamespacedJob({ namespace: this.options.namespace, limit: 1 }), { ...DEFAULT_RETRY, attempts: 1 });
+    } catch (error) {
+      // The API server's sentence, not client-node's dump of the response headers.
+      throw new Error(describeApiError(error));
+    }
   }
 
   async close(): Promise<void> {
@@ -207,22 +240,6 @@ export class KubernetesRuntime implements RuntimeBackend {
     }
   }
 
-  private async createSecret(namespace: string, body: ReturnType<typeof buildSecret>, job: V1Job): Promise<void> {
-    const name = body.metadata!.name!;
-    try {
-      await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
-    } catch (error) {
-      if (isConflict(error)) {
-        // A Secret left by an earlier Job of this task would be collected with that Job: replace it.
-        await this.api.call('delete Secret', () => this.api.core.deleteNamespacedSecret({ name, namespace }));
-        await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
-        return;
-      }
-      await this.deleteJob(`${namespace}/${job.metadata!.name}`, 'undo a Job whose Secret failed').catch(() => undefined);
-      throw new Error(`Kubernetes refused the agent's Secret: ${describeApiError(error)}`);
-    }
-  }
-
   private async deleteJob(ref: string, why: string): Promise<void> {
     const { namespace, name } = parseRef(ref, this.options.namespace);
     try {
@@ -240,7 +257,7 @@ export class KubernetesRuntime implements RuntimeBackend {
   private watchNamespace(namespace: string): void {
     if (this.watches.has(namespace)) return;
     const labelSelector = managedSelector(this.settings);
-    const common = { labelSelector, retryDelayMs: this.options.watchRetryDelayMs, timeoutSeconds: this.options.watchTimeoutSeconds };
+    const common = { labelSelector, retryDelayMs: this.options.watchRetryDelayMs, timeoutSeconds: this.options.watchTimeoutSeconds, silenceSeconds: this.options.watchSilenceSeconds };
     const jobs = new ResourceWatch<V1Job>(this.api, {
       ...common,
       description: `Jobs in ${namespace}`,

@@ -38,4 +38,24 @@ describe('agentStateOf', () => {
     const deadline = job([{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }]);
     expect(agentStateOf(deadline, container({ terminated: { exitCode: 143 } }))).toEqual({ phase: 'deadline_exceeded', message: 'Job was active longer than specified deadline' });
   });
+
+  it('reads FailureTarget, written before Failed while the pods terminate: a deadline is not "exited 143"', () => {
+    const target = job([{ type: 'FailureTarget', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }]);
+    expect(agentStateOf(target, container({ terminated: { exitCode: 143, reason: 'Error' } }))).toEqual({ phase: 'deadline_exceeded', message: 'Job was active longer than specified deadline' });
+    const terminating = { ...container({ terminated: { exitCode: 143, reason: 'Error' } }), metadata: { deletionTimestamp: new Date() } } as V1Pod;
+    expect(agentStateOf(job(), terminating)).toEqual({ phase: 'running' });
+    const policy = job([{ type: 'FailureTarget', status: 'True', reason: 'PodFailurePolicy', message: 'Container agent exited with 3' }]);
+    expect(agentStateOf(policy, container({ terminated: { exitCode: 3, reason: 'Error' } }))).toEqual({ phase: 'exited', exitCode: 3, reason: 'Error' });
+  });
+
+  it('treats a disrupted pod as starting again, unless the Job has ended', () => {
+    const evicted = pod({
+      phase: 'Failed',
+      conditions: [{ type: 'DisruptionTarget', status: 'True', reason: 'EvictionByEvictionAPI', message: 'Eviction API: evicting' }],
+      containerStatuses: [{ name: 'agent', state: { terminated: { exitCode: 143, reason: 'Error' } } } as never],
+    });
+    expect(agentStateOf(job(), evicted)).toEqual({ phase: 'starting', message: 'the pod was disrupted (EvictionByEvictionAPI: Eviction API: evicting); the Job starts a new one' });
+    const failed = job([{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded' }]);
+    expect(agentStateOf(failed, evicted)).toMatchObject({ phase: 'exited', exitCode: 143 });
+  });
 });

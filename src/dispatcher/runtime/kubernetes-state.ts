@@ -25,17 +25,29 @@ export function startProblem(pod: V1Pod | undefined): { reason: string; message:
 
 /**
  * What the Job and its newest Pod say about the agent. The Job's conditions decide the
- * end (Complete, Failed with DeadlineExceeded or BackoffLimitExceeded); the Pod gives the
- * exit code and the termination reason (OOMKilled) and says whether it has started.
+ * end (Complete, Failed with DeadlineExceeded or BackoffLimitExceeded); since Kubernetes
+ * 1.31 `FailureTarget` says so first, while the pods are still terminating (their SIGTERM
+ * exit code 143 is not the agent's failure). The Pod gives the exit code and the
+ * termination reason (OOMKilled) and says whether it has started. A pod that was evicted
+ * or disrupted (`DisruptionTarget`) is replaced by the Job: the agent is starting again.
  */
 export function agentStateOf(job: V1Job | undefined, pod: V1Pod | undefined): AgentState {
   if (!job) return { phase: 'gone', message: 'the Job no longer exists' };
   const conditions = job.status?.conditions ?? [];
-  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True');
+  const failed = conditions.find((c) => c.type === 'Failed' && c.status === 'True')
+    ?? conditions.find((c) => c.type === 'FailureTarget' && c.status === 'True');
   if (failed?.reason === 'DeadlineExceeded') {
     return { phase: 'deadline_exceeded', message: failed.message || 'Job was active longer than specified deadline' };
   }
+  const disruption = disruptionOf(pod);
+  if (disruption && !failed && !conditions.some((c) => c.type === 'Complete' && c.status === 'True')) {
+    return { phase: 'starting', message: `the pod was disrupted (${disruption}); the Job starts a new one` };
+  }
   const terminated = agentContainer(pod)?.state?.terminated;
+  // A pod the Job controller is deleting (deadline, failure policy) ends with SIGTERM's 143;
+  // the pod's watch event may come before the Job's: its condition gives the reason.
+  const ended = conditions.some((c) => ['Complete', 'Failed', 'FailureTarget'].includes(c.type) && c.status === 'True');
+  if (terminated && pod?.metadata?.deletionTimestamp && !ended) return { phase: 'running' };
   if (terminated) return exited(terminated.exitCode, terminated.reason, terminated.message);
   if (conditions.some((c) => c.type === 'Complete' && c.status === 'True')) return { phase: 'exited', exitCode: 0 };
   if (failed) {
@@ -57,6 +69,12 @@ function exited(exitCode: number, reason?: string, message?: string): AgentState
   if (reason && reason !== 'Completed') state.reason = reason;
   if (message) state.message = message;
   return state;
+}
+
+/** The reason and message of a pod's DisruptionTarget condition (eviction, preemption, node drain). */
+export function disruptionOf(pod: V1Pod | undefined): string | undefined {
+  const condition = pod?.status?.conditions?.find((c) => c.type === 'DisruptionTarget' && c.status === 'True');
+  return condition ? [condition.reason, condition.message].filter(Boolean).join(': ') || 'DisruptionTarget' : undefined;
 }
 
 export function agentContainer(pod: V1Pod | undefined): V1ContainerStatus | undefined {

@@ -3,7 +3,7 @@ import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { TASK_ID_LABEL } from './kubernetes-manifests';
 import { agentStateOf, isFinal, sameState, startProblem } from './kubernetes-state';
 import { WatchedChange } from './kubernetes-watch';
-import { AgentState, AgentStateListener } from './runtime';
+import { AgentState, AgentStateListener, StartGraces } from './runtime';
 
 /** What is known of one task's Job and Pods, from the watches and direct reads. */
 export interface TrackedAgent {
@@ -11,8 +11,8 @@ export interface TrackedAgent {
   job?: V1Job;
   jobSeen: boolean;
   pods: Map<string, V1Pod>;
-  /** What the start grace is counting for: a pod that cannot start, or a Job without a pod. */
-  stuckOn?: 'pod' | 'pod creation';
+  /** What the start grace is counting for: a pod that cannot start or be scheduled, or a Job without a pod. */
+  stuckOn?: 'pod' | 'unschedulable' | 'pod creation';
   stuckSince?: number;
   graceTimer?: NodeJS.Timeout;
   /** The backend is asking the cluster why the Job has no pod. */
@@ -52,7 +52,7 @@ export class AgentTracker {
   private readonly listeners: AgentStateListener[] = [];
   private closed = false;
 
-  constructor(private readonly startGraceSeconds: number, private readonly hooks: StartFailureHooks) {}
+  constructor(private readonly graces: StartGraces, private readonly hooks: StartFailureHooks) {}
 
   onStateChange(listener: AgentStateListener): void {
     this.listeners.push(listener);
@@ -129,6 +129,7 @@ export class AgentTracker {
 
   /**
    * A pod that cannot start, or a Job that has no pod at all, is given START_GRACE_SECONDS
+   * (an unschedulable pod PENDING_GRACE_SECONDS)
    * from the moment it was first seen so; a timer re-evaluates it then, since no event may
    * arrive to do so. A Job still without a pod then fails only if the cluster says why
    * (a FailedCreate event); otherwise it is checked again later.
@@ -136,7 +137,7 @@ export class AgentTracker {
   private applyStartGrace(taskId: string, agent: TrackedAgent, state: AgentState, pod: V1Pod | undefined): void {
     const problem = state.phase === 'starting' ? startProblem(pod) : undefined;
     const podless = state.phase === 'starting' && !pod && agent.job !== undefined;
-    const stuckOn = problem ? 'pod' : podless ? 'pod creation' : undefined;
+    const stuckOn = problem ? (problem.reason === 'Unschedulable' ? 'unschedulable' : 'pod') : podless ? 'pod creation' : undefined;
     if (stuckOn !== agent.stuckOn) {
       agent.stuckOn = stuckOn;
       agent.stuckSince = undefined;
@@ -145,7 +146,9 @@ export class AgentTracker {
     }
     if (!stuckOn) return;
     agent.stuckSince ??= Date.now();
-    const left = agent.stuckSince + this.startGraceSeconds * 1000 - Date.now();
+    // A cluster autoscaler needs minutes to add a node; a pull or config error does not heal by waiting.
+    const grace = stuckOn === 'unschedulable' ? this.graces.pendingSeconds : this.graces.startSeconds;
+    const left = agent.stuckSince + grace * 1000 - Date.now();
     if (left > 0) {
       if (!agent.graceTimer) this.evaluateIn(taskId, agent, left);
     } else if (problem) {
@@ -175,7 +178,7 @@ export class AgentTracker {
       await this.failToStart(taskId, agent, problem, undefined);
       return;
     }
-    this.evaluateIn(taskId, agent, Math.max(1000, Math.min(CREATION_RECHECK_MS, this.startGraceSeconds * 1000)));
+    this.evaluateIn(taskId, agent, Math.max(1000, Math.min(CREATION_RECHECK_MS, this.graces.startSeconds * 1000)));
   }
 
   /** Reports the start failure with the runtime's reason and message, then lets the backend clean up. */

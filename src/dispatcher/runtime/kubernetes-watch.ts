@@ -24,9 +24,16 @@ export interface ResourceWatchOptions<T> {
    * is resumed from the last resourceVersion, as client-go does.
    */
   timeoutSeconds?: number;
+  /**
+   * A watch that has heard nothing, not even a bookmark, for this long is restarted (a
+   * connection dropped by a middlebox without a close looks alive). Default 90 s: the API
+   * server sends a bookmark about once a minute.
+   */
+  silenceSeconds?: number;
 }
 
 const DEFAULT_WATCH_TIMEOUT_SECONDS = 300;
+const DEFAULT_SILENCE_SECONDS = 90;
 
 /**
  * Keeps an up-to-date picture of one collection: list, then watch from the list's
@@ -43,6 +50,8 @@ export class ResourceWatch<T extends KubernetesObject> {
   private stopped = false;
   private abort: AbortController | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private silenceTimer: NodeJS.Timeout | undefined;
+  private lastHeard = Date.now();
   private syncedOnce!: Promise<void>;
   private resolveSynced!: () => void;
 
@@ -53,6 +62,9 @@ export class ResourceWatch<T extends KubernetesObject> {
   }
 
   start(): void {
+    const silenceMs = (this.options.silenceSeconds ?? DEFAULT_SILENCE_SECONDS) * 1000;
+    this.silenceTimer = setInterval(() => this.restartIfSilent(silenceMs), Math.min(10_000, Math.max(100, silenceMs / 4)));
+    this.silenceTimer.unref();
     void this.cycle();
   }
 
@@ -64,6 +76,7 @@ export class ResourceWatch<T extends KubernetesObject> {
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.silenceTimer);
     this.abort?.abort();
   }
 
@@ -78,6 +91,7 @@ export class ResourceWatch<T extends KubernetesObject> {
       // about once a minute, so the limit must outlast the server-side timeout instead.
       // (The limit is a private field of client-node's Watch: set it where it exists.)
       (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = (timeoutSeconds + 60) * 1000;
+      this.lastHeard = Date.now();
       this.abort = await watch.watch(
         this.options.path,
         { labelSelector: this.options.labelSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
@@ -112,7 +126,19 @@ export class ResourceWatch<T extends KubernetesObject> {
     this.resolveSynced();
   }
 
+  /** The stream is open but nothing comes: end it and list again, since events may have been lost. */
+  private restartIfSilent(silenceMs: number): void {
+    if (this.stopped || !this.abort || Date.now() - this.lastHeard < silenceMs) return;
+    this.logger.warn(`Watch of ${this.options.description} heard nothing for ${Math.round(silenceMs / 1000)} s; restarting it`);
+    this.relist = true;
+    this.lastHeard = Date.now();
+    const abort = this.abort;
+    this.abort = undefined;
+    abort.abort();
+  }
+
   private onEvent(type: string, object: T & { code?: number; message?: string }): void {
+    this.lastHeard = Date.now();
     if (type === 'ERROR') {
       // 410 Gone: our resourceVersion was compacted away; anything else: start over too.
       this.logger.warn(`Watch of ${this.options.description} answered ${object.code ?? ''} ${object.message ?? ''}; re-listing`);

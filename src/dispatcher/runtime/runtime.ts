@@ -70,3 +70,9 @@ export interface RuntimeBackend {
 }
 
 export const RUNTIME_BACKENDS = Symbol('RUNTIME_BACKENDS');
+
+/** START_GRACE_SECONDS for pull and config errors and pod creation; PENDING_GRACE_SECONDS for a pod no node takes yet. */
+export interface StartGraces {
+  startSeconds: number;
+  pendingSeconds: number;
+}

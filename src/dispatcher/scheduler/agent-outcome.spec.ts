@@ -9,6 +9,14 @@ describe('what a runtime report means for a task', () => {
     expect(outcomeOf({ phase: 'starting' }, startedAt, 120, 1_000_000 + 500_000)).toBeNull();
   });
 
+  it('gives an unschedulable pod PENDING_GRACE_SECONDS, and pull errors START_GRACE_SECONDS', () => {
+    const graces = { startSeconds: 120, pendingSeconds: 900 };
+    const unschedulable = { phase: 'starting' as const, reason: 'Unschedulable', message: '0/3 nodes are available: 3 Insufficient cpu.' };
+    expect(outcomeOf(unschedulable, startedAt, graces, 1_000_000 + 600_000)).toBeNull();
+    expect(outcomeOf(unschedulable, startedAt, graces, 1_000_000 + 901_000)?.patch.errorMessage).toBe('The agent could not start within 900 s: Unschedulable: 0/3 nodes are available: 3 Insufficient cpu.');
+    expect(outcomeOf({ phase: 'starting', reason: 'ErrImagePull' }, startedAt, graces, 1_000_000 + 121_000)?.status).toBe('failed');
+  });
+
   it('fails an agent stuck starting past START_GRACE_SECONDS with the runtime reason', () => {
     const outcome = outcomeOf({ phase: 'starting', reason: 'ImagePullBackOff', message: 'no such image' }, startedAt, 120, 1_000_000 + 121_000);
     expect(outcome).toEqual({ status: 'failed', patch: { exitCode: -1, errorMessage: expect.stringContaining('ImagePullBackOff: no such image') } });

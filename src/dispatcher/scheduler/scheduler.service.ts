@@ -167,7 +167,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       return;
     }
     if (task.status === 'pending') return;
-    const outcome = outcomeOf(state, task.startedAt, this.config.startGraceSeconds);
+    const outcome = outcomeOf(state, task.startedAt, { startSeconds: this.config.startGraceSeconds, pendingSeconds: this.config.kubernetes.pendingGraceSeconds });
     if (outcome) await this.finish(task, outcome.status, outcome.patch);
   }
 

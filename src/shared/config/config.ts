@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { RUNTIME_BACKEND_NAMES, RuntimeBackendName } from '../../dispatcher/runtime/runtime';
 import { AgentIsolationDefaults, readIsolationDefaults } from './isolation-config';
+import { KubernetesSettings, readKubernetesSettings } from './kubernetes-settings';
 
 export type Role = 'controller' | 'dispatcher' | 'all';
 export const ROLES: readonly Role[] = ['controller', 'dispatcher', 'all'];
@@ -95,6 +96,8 @@ export interface AppConfig {
   jobTtlSecondsAfterFinished: number;
   /** Runtime class, egress and security defaults for agents (AGENT_RUNTIME_CLASS, AGENT_EGRESS, ...). */
   agentIsolation: AgentIsolationDefaults;
+  /** The kubernetes backend's production settings (kubernetes-settings.ts). */
+  kubernetes: KubernetesSettings;
 }
 
 export class ConfigError extends Error {
@@ -111,7 +114,7 @@ export const OPTIONAL_IN_PRODUCTION = new Set(['CALLBACK_SIGNING_KEY', 'DISPATCH
 
 type Env = Record<string, string | undefined>;
 
-class Reader {
+export class Reader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
 
@@ -310,6 +313,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     kubeApiQps: r.int('KUBE_API_QPS', 20, 1, 10000),
     jobTtlSecondsAfterFinished: r.int('JOB_TTL_SECONDS_AFTER_FINISHED', 600, 0, 30 * 86400),
     agentIsolation: readIsolationDefaults(r),
+    kubernetes: readKubernetesSettings(r, env),
   };
 
   if (config.dispatcherReplicaLostSeconds < 2 * config.dispatcherReplicaHeartbeatSeconds) {

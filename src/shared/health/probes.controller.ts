@@ -3,8 +3,10 @@ import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunc
 import { SharedHealthIndicators } from './health-indicators';
 
 /**
- * The two probes every role serves: liveness (`/health`: the database answers) and
- * readiness (`/ready`: the database and what the role adds in `readinessChecks`).
+ * The probes every role serves: `/livez` (the process answers; what the kubelet restarts
+ * on, so no dependency is checked: a database failover must not restart every pod),
+ * `/health` (the database answers) and `/ready` (the database and what the role adds in
+ * `readinessChecks`).
  */
 export abstract class ProbesController {
   protected constructor(
@@ -14,6 +16,11 @@ export abstract class ProbesController {
 
   /** What else must answer before the role takes traffic. */
   protected abstract readinessChecks(): HealthIndicatorFunction[];
+
+  @Get('livez')
+  livez(): { status: 'ok' } {
+    return { status: 'ok' };
+  }
 
   @Get('health')
   @HealthCheck()

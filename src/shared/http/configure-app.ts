@@ -129,7 +129,7 @@ function refuseUnknownBodyTypes(request: Request, _response: Response, next: Nex
   next(new DomainError('unsupported_media_type', `Content-Type ${type ? `"${type.split(';')[0]}"` : '(none)'} is not supported here; send ${wanted}.`));
 }
 
-const QUIET_PATHS = new Set(['/health', '/health/', '/ready', '/ready/', '/metrics']);
+const QUIET_PATHS = new Set(['/livez', '/livez/', '/health', '/health/', '/ready', '/ready/', '/metrics']);
 
 /**
  * What every request gets, on the Express routes and the hot lane alike: its id (and the
