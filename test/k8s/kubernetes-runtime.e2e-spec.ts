@@ -26,7 +26,7 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid, controller: true })]);
     // The Secret exists before the Job, so its pod never waits for it (CreateContainerConfigError).
     const writes = server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path.split('/').slice(-2).join('/')}`);
-    expect(writes).toEqual(['POST default/secrets', 'POST default/jobs', `PATCH secrets/${secretName(spec.taskId)}`]);
+    expect(writes).toEqual(['POST default/secrets', 'POST default/jobs', 'POST default/networkpolicies', `PATCH secrets/${secretName(spec.taskId)}`]);
     expect(server.jobs.pod('default', jobName(spec.taskId))!.status).toMatchObject({ containerStatuses: [{ state: { waiting: { reason: 'ContainerCreating' } } }] });
     expect(Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString()).toBe(`key-for-${spec.taskId}`);
 
