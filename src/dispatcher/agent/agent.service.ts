@@ -5,6 +5,7 @@ import { assertObjectKey, OBJECT_STORAGE, ObjectStorage } from '../../shared/sto
 import { ProgressForwarder } from '../callbacks/progress-forwarder';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal } from '../tasks/task-state';
+import { TaskLogs } from '../tasks/task-logs';
 import { TaskSignals } from '../tasks/task-signals';
 import { TaskEntity } from '../tasks/task.entity';
 import { TasksRepository } from '../tasks/tasks.repository';
@@ -27,6 +28,7 @@ export class AgentService {
     private readonly signals: TaskSignals,
     private readonly runtimes: RuntimeRegistry,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+    private readonly taskLogs: TaskLogs,
   ) {}
 
   /**
@@ -68,6 +70,7 @@ export class AgentService {
     }
     this.signals.taskFinished();
     this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
+    void this.taskLogs.storeNow(finished);
     setTimeout(() => void this.runtimes.stopAndRemove(finished), EXIT_GRACE_MS).unref();
   }
 
