@@ -20,7 +20,8 @@ export async function streamText(response: Response, chunks: AsyncGenerator<stri
   } catch {
     // The task or its dispatcher went away mid-stream: what was sent stands, the stream ends.
   } finally {
-    await chunks.return(undefined).catch(() => undefined);
+    // Not awaited: a generator waiting for its next chunk ends at its next yield.
+    void chunks.return(undefined).catch(() => undefined);
     if (!response.writableEnded) response.end();
   }
 }
