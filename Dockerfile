@@ -4,14 +4,15 @@
 # HEALTHCHECK is dropped from the OCI image format).
 ARG NODE_VERSION=20.20
 
-# Compile TypeScript with the dev dependencies.
+# Compile TypeScript and build the console (dist/console) with the dev dependencies.
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY src ./src
-RUN npx tsc -p tsconfig.build.json
+COPY console ./console
+RUN npx tsc -p tsconfig.build.json && npm run build:console
 
 # Production dependencies only.
 FROM node:${NODE_VERSION}-bookworm-slim AS deps
