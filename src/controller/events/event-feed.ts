@@ -52,7 +52,8 @@ export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown 
 
   /** Events were written (and committed) by this process. */
   written(): void {
-    this.loop.kick();
+    // With no stream open here, the poll keeps the horizon fresh enough: no query per write.
+    if (this.advanced.observed) this.loop.kick();
     if (this.listener?.connected && !this.notifyTimer) {
       this.notifyTimer = setTimeout(() => void this.notifyOthers(), NOTIFY_EVERY_MS);
       this.notifyTimer.unref();
