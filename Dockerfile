@@ -4,7 +4,7 @@
 # HEALTHCHECK is dropped from the OCI image format).
 ARG NODE_VERSION=20.20
 
-# Compile TypeScript with the dev dependencies.
+# Compile TypeScript and build the console (dist/console) with the dev dependencies.
 FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -13,7 +13,8 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ormconfig.ts ./
 COPY packages ./packages
 COPY src ./src
-# The agent SDK workspace first: the bundled example agents import it.
+COPY console ./console
+# The agent SDK workspace first: the bundled example agents import it; then the server and the console.
 RUN npm run build
 
 # Production dependencies only.

@@ -21,6 +21,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off', 'no-console': 'off' },
   },
   {
+    files: ['console/**/*.ts', 'console/**/*.tsx'],
+    languageOptions: { globals: { ...globals.browser } },
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
     files: ['scripts/**/*.mjs', 'scripts/**/*.js'],
     rules: { 'no-console': 'off' },
   },

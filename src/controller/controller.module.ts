@@ -1,3 +1,4 @@
+import { EventsModule } from './events/events.module';
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { AppConfig } from '../shared/config/config';
 import { ConfigModule } from '../shared/config/config.module';
@@ -24,7 +25,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
  * routes in the order they were registered, which is this order: the two that take the
  * most requests (webhook ingest, task callbacks and progress) come first.
  */
-export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule];
+export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule];
 
 /** The providers of the controller's hot routes (see `mountHotRoutes`), webhook ingest first. */
 export const CONTROLLER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [WebhookHotRoutes, TaskHotRoutes];

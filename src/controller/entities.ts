@@ -1,5 +1,6 @@
 import { OperatorToken } from './auth/operator-token.entity';
 import { Dispatcher } from './dispatchers/dispatchers.entity';
+import { TaskEvent } from './events/events.entity';
 import { OAuthAccessToken } from './oauth/oauth-access-token.entity';
 import { OAuthClient } from './oauth/oauth-client.entity';
 import { Skill, SkillVersion } from './skills/skills.entity';
@@ -18,4 +19,5 @@ export const CONTROLLER_ENTITIES: Function[] = [
   SkillVersion,
   Workflow,
   WebhookDelivery,
+  TaskEvent,
 ];

@@ -39,6 +39,10 @@ export class Dispatcher {
   @Column({ type: 'integer', nullable: true })
   capacity: number | null;
 
+  /** The state last announced on the event stream (`dispatcher.state`). */
+  @Column({ name: 'reported_state', type: 'text', default: 'offline' })
+  reportedState: string;
+
   @Column({ name: 'last_heartbeat_at', type: 'timestamptz', nullable: true })
   lastHeartbeatAt: Date | null;
 

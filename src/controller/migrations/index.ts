@@ -8,6 +8,7 @@ import { TaskPipeline1760000000000 } from './1760000000000-TaskPipeline';
 import { KeysetListIndexes1770000000000 } from './1770000000000-KeysetListIndexes';
 import { RetentionIndexes1770000000001 } from './1770000000001-RetentionIndexes';
 import { TaskIsolation1780100000000 } from './1780100000000-TaskIsolation';
+import { CreateEvents1780200000000 } from './1780200000000-CreateEvents';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -21,4 +22,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   KeysetListIndexes1770000000000,
   RetentionIndexes1770000000001,
   TaskIsolation1780100000000,
+  CreateEvents1780200000000,
 ];

@@ -1,5 +1,7 @@
-import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { streamText } from '../../shared/http/stream-text';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
@@ -8,7 +10,8 @@ import { CallbackAuth, CallbackCaller, CallbackSender } from './callback-auth.gu
 import { TaskCallbacksService } from './task-callbacks.service';
 import { CursorPage, keysetRequest, toCursorPage } from '../../shared/http/page';
 import { taskView, TaskView } from './task-view';
-import { ListTasksQueryDto, TaskCallbackDto, TaskProgressDto, TaskTemplateDto } from './tasks.dto';
+import { TaskLogsService } from './task-logs.service';
+import { ListTasksQueryDto, TaskCallbackDto, TaskLogsQueryDto, TaskProgressDto, TaskTemplateDto } from './tasks.dto';
 import { TasksService } from './tasks.service';
 
 @ApiTags('tasks')
@@ -17,6 +20,7 @@ export class TasksController {
   constructor(
     private readonly tasks: TasksService,
     private readonly callbacks: TaskCallbacksService,
+    private readonly logs: TaskLogsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -45,6 +49,18 @@ export class TasksController {
   @OperatorOrScope('tasks:read')
   async detail(@Param('guid') guid: string) {
     return taskView(await this.tasks.get(guid));
+  }
+
+  @Get(':guid/logs')
+  @ApiOperation({
+    summary: 'The agent output as text/plain (?tail=N): from the dispatcher while the task runs, from object storage once final; '
+      + '?follow=true streams it (chunked text/plain) until the task is final, then ends',
+  })
+  @ApiProduces('text/plain')
+  @OperatorOrScope('tasks:read')
+  async taskLogs(@Param('guid') guid: string, @Query() query: TaskLogsQueryDto, @Res() response: Response): Promise<void> {
+    if (query.follow) return streamText(response, await this.logs.follow(guid, query.tail));
+    response.type('text/plain; charset=utf-8').send(await this.logs.read(guid, query.tail));
   }
 
   @Post(':guid/cancel')

@@ -1,9 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   Allow,
   ArrayMaxSize,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsObject,
@@ -16,7 +17,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { KeysetPageQueryDto } from '../../shared/http/page-query.dto';
+import { KeysetPageQueryDto, parseBooleanFlag } from '../../shared/http/page-query.dto';
 import { IsRuntimeClass, TaskNetworkDto, TaskSecurityDto } from '../../shared/task-protocol/isolation.dto';
 import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsStringMap } from '../../shared/validation/maps';
@@ -161,6 +162,14 @@ export class TaskTemplateDto extends TaskTemplateFieldsDto {
   @IsString()
   @MaxLength(100)
   dispatcher?: string;
+}
+
+export class TaskLogsQueryDto {
+  @ApiPropertyOptional({ description: 'Only the last N lines', example: 100 })
+  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000_000) tail?: number;
+
+  @ApiPropertyOptional({ description: 'Stream the output (chunked text/plain) until the task is final, then end', example: true })
+  @IsOptional() @Transform(({ value }) => parseBooleanFlag(value)) @IsBoolean({ message: 'follow must be true or false' }) follow?: boolean;
 }
 
 export class ListTasksQueryDto extends KeysetPageQueryDto {

@@ -1,11 +1,13 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DispatchersModule } from '../dispatchers/dispatchers.module';
+import { EventsModule } from '../events/events.module';
 import { SkillsModule } from '../skills/skills.module';
 import { CallbackAuthenticator, CallbackAuthGuard } from './callback-auth.guard';
 import { DispatchLoop } from './dispatch-loop';
 import { DispatcherClient } from './dispatcher-client';
 import { TaskCallbacksService } from './task-callbacks.service';
+import { TaskLogsService } from './task-logs.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskHotRoutes } from './task-hot-routes';
 import { TaskWakeups } from './task-wakeups';
@@ -15,11 +17,11 @@ import { TasksRepository } from './tasks.repository';
 import { TasksService } from './tasks.service';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([Task]), DispatchersModule, SkillsModule],
+  imports: [TypeOrmModule.forFeature([Task]), DispatchersModule, SkillsModule, EventsModule],
   controllers: [TasksController],
   providers: [
     TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackAuthGuard,
-    TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes,
+    TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes, TaskLogsService,
   ],
   exports: [TasksService, TasksRepository],
 })

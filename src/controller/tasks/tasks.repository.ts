@@ -1,8 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityMetadata } from 'typeorm';
 import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
+import { EventFeed } from '../events/event-feed';
+import { kindOfMove, taskEventsInsert } from '../events/event-sql';
 import { isFinal, statusesBefore } from './task-state';
 import { Task, TASK_STATUSES, TaskStatus } from './tasks.entity';
 import { countFinished } from '../metrics/controller-metrics';
@@ -43,12 +45,26 @@ export interface TaskListQuery extends KeysetRequest {
  */
 @Injectable()
 export class TasksRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    /** Absent where a repository is built by hand on a bare data source (no event stream to wake). */
+    @Optional() private readonly events?: EventFeed,
+  ) {}
 
-  /** Stores a new task: one INSERT ... RETURNING, a prepared statement per set of columns. */
+  /**
+   * Stores a new task with its `task.created` event: one INSERT ... RETURNING, a prepared
+   * statement per set of columns.
+   */
   async insert(values: Partial<Task>): Promise<Task> {
     const parts = insertParts(this.metadata, values);
-    const [row] = await runPrepared(this.db, `INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) RETURNING ${this.columns}`, parts.params);
+    const [row] = await runPrepared(
+      this.db,
+      `WITH created AS (INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) RETURNING *),
+       event AS (${taskEventsInsert('task.created', 'created')})
+       SELECT ${this.columns} FROM created`,
+      parts.params,
+    );
+    this.events?.written();
     return this.hydrate(row);
   }
 
@@ -61,10 +77,13 @@ export class TasksRepository {
     const parts = insertParts(this.metadata, values, precondition.params.length + 1);
     const [row] = await runPrepared(
       this.db,
-      `WITH precondition AS (${precondition.text})
-       INSERT INTO ${TASKS} (${parts.names}) SELECT ${parts.placeholders} FROM precondition RETURNING ${this.columns}`,
+      `WITH precondition AS (${precondition.text}),
+       created AS (INSERT INTO ${TASKS} (${parts.names}) SELECT ${parts.placeholders} FROM precondition RETURNING *),
+       event AS (${taskEventsInsert('task.created', 'created')})
+       SELECT ${this.columns} FROM created`,
       [...precondition.params, ...parts.params],
     );
+    if (row) this.events?.written();
     return row ? this.hydrate(row) : null;
   }
 
@@ -258,13 +277,18 @@ export class TasksRepository {
     let next = set.params.length + 1;
     const from$ = `$${next++}`;
     const condition = where.sql.replace(/\$/g, () => `$${next++}`);
+    // The move and its events are one statement: they commit together or not at all.
+    const kind = kindOfMove(isFinal(to), 'progress' in patch);
     const rows = await runPrepared(
       this.db,
-      `UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING ${returning}`,
+      `WITH moved AS (UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING *),
+       event AS (${taskEventsInsert(kind, 'moved')})
+       SELECT ${returning} FROM moved`,
       [...set.params, from, ...where.params],
     );
     // `stay` may rewrite a task already in `to`: only a real move ends a task.
     if (isFinal(to) && !options.stay) countFinished(to, rows.length);
+    if (rows.length > 0) this.events?.written();
     return rows.map((row) => this.hydrate(row));
   }
 

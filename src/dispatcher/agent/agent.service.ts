@@ -7,6 +7,7 @@ import { ProgressForwarder } from '../callbacks/progress-forwarder';
 import { taskCheckinLatency } from '../metrics/dispatcher-metrics';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal } from '../tasks/task-state';
+import { TaskLogs } from '../tasks/task-logs';
 import { TaskSignals } from '../tasks/task-signals';
 import { TaskEntity } from '../tasks/task.entity';
 import { TasksRepository } from '../tasks/tasks.repository';
@@ -35,6 +36,7 @@ export class AgentService {
     private readonly signals: TaskSignals,
     private readonly runtimes: RuntimeRegistry,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
+    private readonly taskLogs: TaskLogs,
   ) {}
 
   /**
@@ -79,6 +81,7 @@ export class AgentService {
     }
     this.signals.taskFinished();
     this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
+    void this.taskLogs.storeNow(finished);
     setTimeout(() => void this.runtimes.stopAndRemove(finished), EXIT_GRACE_MS).unref();
   }
 

@@ -19,6 +19,11 @@ const BATCH = 10;
 const MAX_IN_FLIGHT = 50;
 /** A claimed row is hidden from other replicas this long; an attempt takes at most 10 s. */
 const LEASE_SECONDS = 120;
+/**
+ * A callback waits for its task's output to be stored (`logs_stored_at`) at most this
+ * long: the replica that ran a host-local agent may have stopped before storing it.
+ */
+const LOGS_WAIT_SECONDS = 30;
 
 interface DueCallback {
   id: string;
@@ -33,6 +38,7 @@ interface DueCallback {
 /**
  * Delivers the outbox: claims due rows with FOR UPDATE SKIP LOCKED (so replicas never
  * send one callback at once), POSTs them, and records delivered, a retry time, or failed.
+ * A row is due once its task's output is stored (see `TaskLogs`) or LOGS_WAIT_SECONDS passed.
  * A round only claims and starts the attempts: a controller slow to answer one callback
  * holds up none of the others (the lease hides a claimed row while its attempt runs).
  */
@@ -98,11 +104,13 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     const due: DueCallback[] = await this.db.query(
       `WITH claimed AS (
          UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1, claimed_by = $3
-         WHERE o.id IN (SELECT id FROM ${OUTBOX} WHERE state = 'pending' AND next_attempt_at <= now()
-                        ORDER BY next_attempt_at FOR UPDATE SKIP LOCKED LIMIT $1)
+         WHERE o.id IN (SELECT due.id FROM ${OUTBOX} due WHERE due.state = 'pending' AND due.next_attempt_at <= now()
+                          AND (due.created_at < now() - make_interval(secs => $4) OR EXISTS (
+                            SELECT 1 FROM "dispatcher"."tasks" w WHERE w.task_id = due.task_id AND (w.logs_stored_at IS NOT NULL OR w.runtime_ref IS NULL)))
+                        ORDER BY due.next_attempt_at FOR UPDATE OF due SKIP LOCKED LIMIT $1)
          RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
        SELECT c.*, t.callback_url, t.callback_token_sealed FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
-      [room, LEASE_SECONDS, this.config.dispatcherInstance],
+      [room, LEASE_SECONDS, this.config.dispatcherInstance, LOGS_WAIT_SECONDS],
     );
     for (const callback of due) this.start(callback);
     if (due.length === room) this.loop.kick();

@@ -6,6 +6,7 @@ import { StatusListIndex1710000000004 } from './1710000000004-StatusListIndex';
 import { RetentionIndex1710000000005 } from './1710000000005-RetentionIndex';
 import { AddDispatcherReplicas1710000000100 } from './1710000000100-AddDispatcherReplicas';
 import { TaskSkillsAndIsolation1710000000200 } from './1710000000200-TaskSkillsAndIsolation';
+import { AddLogsStoredAt1710000000300 } from './1710000000300-AddLogsStoredAt';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
@@ -17,4 +18,5 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   RetentionIndex1710000000005,
   AddDispatcherReplicas1710000000100,
   TaskSkillsAndIsolation1710000000200,
+  AddLogsStoredAt1710000000300,
 ];

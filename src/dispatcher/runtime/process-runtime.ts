@@ -1,3 +1,4 @@
+import { findProjectRoot } from '../../shared/config/project-root';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, promises as fs, WriteStream } from 'node:fs';
 import { constants as osConstants } from 'node:os';
@@ -224,17 +225,6 @@ async function readTail(file: string, bytes: number): Promise<Buffer> {
   } finally {
     await handle.close();
   }
-}
-
-/** The folder holding package.json above this file (from src/ under Jest or dist/src/ when built). */
-export function findProjectRoot(start = __dirname): string {
-  let dir = start;
-  while (!existsSync(path.join(dir, 'package.json'))) {
-    const parent = path.dirname(dir);
-    if (parent === dir) return process.cwd();
-    dir = parent;
-  }
-  return dir;
 }
 
 /** Where process agents' output is kept, one `<task>.log` each. */

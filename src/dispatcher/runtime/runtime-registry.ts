@@ -3,6 +3,9 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { RUNTIME_BACKENDS, RuntimeBackend } from './runtime';
 
+/** Runs between an agent's stop and its removal, while its output can still be read. */
+export type BeforeRemove = (backend: RuntimeBackend, taskId: string, ref: string) => Promise<void>;
+
 export interface AgentOfTask {
   taskId: string;
   runtimeBackend: string | null;
@@ -17,12 +20,18 @@ export class RuntimeRegistry {
   private readonly logger = new Logger('Runtime');
   private readonly byName: Map<string, RuntimeBackend>;
   private readonly stopping = new Map<string, Promise<void>>();
+  private beforeRemove: BeforeRemove = async () => undefined;
 
   constructor(
     @Inject(RUNTIME_BACKENDS) readonly backends: RuntimeBackend[],
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {
     this.byName = new Map(backends.map((backend) => [backend.name, backend]));
+  }
+
+  /** The task logs keep each agent's output here before its container, Job or process goes. */
+  onBeforeRemove(hook: BeforeRemove): void {
+    this.beforeRemove = hook;
   }
 
   names(): string[] {
@@ -61,6 +70,7 @@ export class RuntimeRegistry {
   private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
     try {
       await backend.stop(taskId, ref);
+      await this.beforeRemove(backend, taskId, ref).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not store the agent output'));
       await backend.remove(taskId, ref);
     } catch (error) {
       this.logger.warn({ taskId, err: error }, 'Could not stop or remove the agent');

@@ -64,4 +64,6 @@ export class TaskEntity {
   @Column('text', { name: 'runtime_ref', nullable: true }) runtimeRef: string | null;
   /** DISPATCHER_INSTANCE of the replica that submitted the agent. */
   @Column('text', { name: 'runtime_owner', nullable: true }) runtimeOwner: string | null;
+  /** When the agent's output was stored at `logs/<task_id>.txt` (final tasks only). */
+  @Column('timestamptz', { name: 'logs_stored_at', nullable: true }) logsStoredAt: Date | null;
 }

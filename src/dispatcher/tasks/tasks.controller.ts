@@ -1,5 +1,6 @@
-import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
+import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { streamText } from '../../shared/http/stream-text';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard';
 import { CreateTaskDto, ListTasksQuery, LogsQuery } from './tasks.dto';
@@ -36,8 +37,10 @@ export class TasksController {
   }
 
   @Get(':taskId/logs')
-  @Header('Content-Type', 'text/plain; charset=utf-8')
-  logs(@Param('taskId') taskId: string, @Query() query: LogsQuery): Promise<string> {
-    return this.tasks.logs(taskId, query.tail);
+  @ApiOperation({ summary: 'The agent output as text/plain (?tail=N); ?follow=true streams it (chunked text/plain) until the task is final' })
+  @ApiProduces('text/plain')
+  async logs(@Param('taskId') taskId: string, @Query() query: LogsQuery, @Res() response: Response): Promise<void> {
+    if (query.follow) return streamText(response, await this.tasks.followLogs(taskId, query.tail));
+    response.type('text/plain; charset=utf-8').send(await this.tasks.logs(taskId, query.tail));
   }
 }

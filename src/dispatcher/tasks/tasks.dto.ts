@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
-  ArrayMaxSize, IsArray, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, IsUUID, Max, MaxLength, Min,
+  ArrayMaxSize, IsArray, IsBoolean, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, IsUrl, IsUUID, Max, MaxLength, Min,
   ValidateNested,
 } from 'class-validator';
-import { PageQueryDto } from '../../shared/http/page-query.dto';
+import { PageQueryDto, parseBooleanFlag } from '../../shared/http/page-query.dto';
 import { IsRuntimeClass, MAX_TASK_SKILLS, TaskNetworkDto, TaskSecurityDto, TaskSkillDto } from '../../shared/task-protocol/isolation.dto';
 import { IsEnvMap } from '../../shared/validation/maps';
 import { IsQuantity } from '../../shared/validation/quantities';
@@ -58,4 +58,6 @@ export class ListTasksQuery extends PageQueryDto {
 export class LogsQuery {
   @ApiPropertyOptional({ description: 'Only the last N lines', example: 100 })
   @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(1_000_000) tail?: number;
+  @ApiPropertyOptional({ description: 'Stream the output (chunked text/plain) until the task is final', example: true })
+  @IsOptional() @Transform(({ value }) => parseBooleanFlag(value)) @IsBoolean({ message: 'follow must be true or false' }) follow?: boolean;
 }

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CallbackTokenBox } from './callback-token-box';
+import { TaskLogs } from './task-logs';
 import { TaskSignals } from './task-signals';
 import { TasksController } from './tasks.controller';
 import { TasksRepository } from './tasks.repository';
@@ -7,7 +8,7 @@ import { TasksService } from './tasks.service';
 
 @Module({
   controllers: [TasksController],
-  providers: [TasksRepository, TasksService, TaskSignals, CallbackTokenBox],
-  exports: [TasksRepository, TaskSignals, CallbackTokenBox],
+  providers: [TasksRepository, TasksService, TaskSignals, CallbackTokenBox, TaskLogs],
+  exports: [TasksRepository, TaskSignals, CallbackTokenBox, TaskLogs],
 })
 export class TasksModule {}

@@ -8,6 +8,7 @@ import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shar
 import { deriveKey } from '../auth/agent-keys';
 import { CallbackTokenBox } from './callback-token-box';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
+import { TaskLogs } from './task-logs';
 import { TaskSignals } from './task-signals';
 import { taskView, TaskView } from './task-view';
 import { TaskEntity } from './task.entity';
@@ -28,6 +29,7 @@ export class TasksService {
     private readonly runtimes: RuntimeRegistry,
     private readonly signals: TaskSignals,
     private readonly tokens: CallbackTokenBox,
+    private readonly taskLogs: TaskLogs,
   ) {
     this.digestKey = deriveKey(config.agentKey, 'request-digest');
   }
@@ -97,10 +99,13 @@ export class TasksService {
   }
 
   async logs(taskId: string, tail?: number): Promise<string> {
+    return this.taskLogs.read(await this.find(taskId), tail);
+  }
+
+  /** The output and what is added to it until the task is final (404 for an unknown task, before any byte). */
+  async followLogs(taskId: string, tail?: number): Promise<AsyncGenerator<string>> {
     const task = await this.find(taskId);
-    const backend = this.runtimes.get(task.runtimeBackend);
-    if (!backend || !task.runtimeRef) return '';
-    return backend.logs(task.taskId, task.runtimeRef, tail);
+    return this.taskLogs.follow(task, tail, () => this.tasks.findById(task.taskId));
   }
 
   private async find(taskId: string): Promise<TaskEntity> {

@@ -61,6 +61,8 @@ export interface AppConfig {
   taskRetentionDays: number;
   /** Webhook ledger rows are deleted this long after they arrived; 0 keeps them. */
   deliveryRetentionDays: number;
+  /** How long task and dispatcher events are kept for `GET /api/v1/events/` to resume from (`Last-Event-ID`). */
+  eventRetentionHours: number;
 
   // dispatcher
   apiKey: string;
@@ -284,6 +286,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     webhookPayloadMaxBytes: r.int('WEBHOOK_PAYLOAD_MAX_BYTES', 256 * 1024, 0, 1024 * 1024 * 1024),
     taskRetentionDays: r.int('TASK_RETENTION_DAYS', 30, 0, 36500),
     deliveryRetentionDays: r.int('DELIVERY_RETENTION_DAYS', 14, 0, 36500),
+    eventRetentionHours: r.int('EVENT_RETENTION_HOURS', 24, 1, 8760),
 
     apiKey: r.string('API_KEY', ''),
     agentKey: r.string('AGENT_KEY', ''),

@@ -12,6 +12,7 @@ import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
 import { recordHttpRequest } from '../metrics/metrics';
 import { answerOverLimitAtOnce, drainUnreadBody } from './drain-unread-body';
+import { serveConsole } from '../../controller/console/console-static';
 import { HotRoute, serveHotRoutesFirst } from './hot-routes';
 import { refuseUnstorableJson } from './json-guard';
 
@@ -48,6 +49,7 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
     respondWithError: (error, request, response) => errors.respond(error, request, response),
     observe: (request, response, route, handle) => observeRequest(role, request, response, () => route, handle),
   });
+  if (role === 'controller') serveConsole(app);
   app.use(refuseUnknownBodyTypes);
   const json = ['application/json', 'application/*+json'];
   const form = 'application/x-www-form-urlencoded';

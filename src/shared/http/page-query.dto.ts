@@ -51,3 +51,10 @@ export class KeysetPageQueryDto extends PageQueryDto {
   @IsIn(['exact'])
   count?: 'exact';
 }
+
+/** A query flag: `true`/`1` and `false`/`0` become booleans; anything else stays as given, for the validator to refuse. */
+export function parseBooleanFlag(value: unknown): unknown {
+  if (value === 'true' || value === '1' || value === true) return true;
+  if (value === 'false' || value === '0' || value === false) return false;
+  return value;
+}

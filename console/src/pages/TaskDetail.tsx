@@ -1,0 +1,84 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { api, Credential, readStream } from '../api';
+import { LiveEvent, useEventStream } from '../events';
+import { FINAL, Status, when } from '../format';
+
+/** One task: its template, result or error, the timeline of its events, its live output, and cancel. */
+export function TaskDetail({ credential, guid }: { credential: Credential; guid: string }) {
+  const [task, setTask] = useState<any>(null);
+  const [error, setError] = useState('');
+  const [timeline, setTimeline] = useState<LiveEvent[]>([]);
+  const [logs, setLogs] = useState('');
+  const [following, setFollowing] = useState(false);
+  const logBox = useRef<HTMLPreElement>(null);
+
+  const load = () => api(credential, `tasks/${guid}/`).then(setTask, (failure: Error) => setError(failure.message));
+  useEffect(() => { void load(); }, [guid]);
+  // From id 0: every event of this task still in the window, then the live ones.
+  useEventStream(credential, `?task_guid=${guid}&last_event_id=0`, (event) => {
+    setTimeline((current) => (current.some((seen) => seen.id === event.id) ? current : [...current, event]));
+    if (event.kind !== 'task.created') void load();
+  });
+
+  useEffect(() => {
+    const abort = new AbortController();
+    setLogs('');
+    setFollowing(true);
+    readStream(credential, `tasks/${guid}/logs/?follow=true`, abort.signal, (text) => setLogs((current) => current + text))
+      .catch(() => undefined)
+      .finally(() => setFollowing(false));
+    return () => abort.abort();
+  }, [guid]);
+  useEffect(() => { logBox.current?.scrollTo({ top: logBox.current.scrollHeight }); }, [logs]);
+
+  const cancel = async () => {
+    try {
+      setTask(await api(credential, `tasks/${guid}/cancel/`, { method: 'POST', body: '{}' }));
+    } catch (failure) {
+      setError((failure as Error).message);
+    }
+  };
+
+  if (!task) return <section><p class="muted">{error || 'Loading…'}</p></section>;
+  const final = FINAL.includes(task.status);
+  return (
+    <section aria-labelledby="task-title">
+      <p><a href="#/tasks">← Tasks</a></p>
+      <div class="heading">
+        <h1 id="task-title">Task <code>{task.guid}</code></h1>
+        <Status status={task.status} />
+        <button type="button" class="danger" onClick={cancel} disabled={final || task.cancel_requested}>{task.cancel_requested ? 'Cancel requested' : 'Cancel task'}</button>
+      </div>
+      {error && <p class="error" role="alert">{error}</p>}
+      <div class="grid">
+        <dl class="facts">
+          <dt>Image</dt><dd>{task.agent_image}</dd>
+          <dt>Workflow</dt><dd>{task.workflow ?? '—'}</dd>
+          <dt>Dispatcher</dt><dd>{task.dispatcher ?? '—'}</dd>
+          <dt>Created</dt><dd>{when(task.created_at)}</dd>
+          <dt>Finished</dt><dd>{when(task.finished_at) || '—'}</dd>
+          <dt>Progress</dt><dd><progress max={100} value={task.status === 'completed' ? 100 : (task.progress?.percentage ?? 0)} /> {task.progress?.message ?? ''}</dd>
+          <dt>Brief</dt><dd><code>{task.brief_key || '—'}</code></dd>
+        </dl>
+        <div>
+          <h2>Result</h2>
+          {task.result ? <pre class="json">{JSON.stringify(task.result, null, 2)}</pre> : <p class="muted">Not finished yet.</p>}
+          {task.error_message && <p class="error">{task.error_message}</p>}
+        </div>
+      </div>
+      <h2>Timeline</h2>
+      <ol class="timeline">
+        {timeline.map((event) => (
+          <li key={event.id}><time>{when(event.at)}</time> <span class="kind">{event.kind}</span> <Status status={event.status} />
+            {event.progress?.percentage != null && event.kind === 'task.progress' ? ` ${event.progress.percentage}% ${event.progress.message ?? ''}` : ''}</li>
+        ))}
+      </ol>
+      <h2>Logs {following && <span class="live on">following</span>}</h2>
+      <pre class="logs" ref={logBox} tabIndex={0} aria-label="Task output">{logs || (following ? 'Waiting for output…' : 'No output.')}</pre>
+      <details>
+        <summary>Template</summary>
+        <pre class="json">{JSON.stringify({ runtime_target: task.runtime_target, resources: task.resources, env_keys: Object.keys(task.env ?? {}), skills: task.skills, timeout_seconds: task.timeout_seconds, dispatcher_labels: task.dispatcher_labels }, null, 2)}</pre>
+      </details>
+    </section>
+  );
+}

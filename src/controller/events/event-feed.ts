@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Subject } from 'rxjs';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { PgListener } from '../../shared/database/pg-listener';
+import { SerialLoop } from '../../shared/loop/serial-loop';
+import { EVENTS } from './event-sql';
+
+/** The channel replicas tell each other on that events were written. */
+export const EVENTS_CHANNEL = 'controller_events';
+const NOTIFY_EVERY_MS = 50;
+/** The feed looks for new events this often even when nobody said there are some. */
+const POLL_MS = 1000;
+/**
+ * An id below the newest one that is not visible yet belongs to a transaction still
+ * committing: the feed waits for it this long, then takes it as rolled back.
+ */
+const GAP_WAIT_MS = 2000;
+const SCAN_LIMIT = 1000;
+
+/**
+ * How far the event log can be read without missing anything (`horizon`): ids come from
+ * one sequence, but transactions commit out of order, so an id is passed only once every
+ * id below it is visible (or has been missing for GAP_WAIT_MS). Woken in this process when
+ * it writes events, through LISTEN/NOTIFY when another replica does (sent after commit,
+ * like TaskWakeups), and by a timer.
+ */
+@Injectable()
+export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown {
+  readonly advanced = new Subject<number>();
+  private readonly logger = new Logger(EventFeed.name);
+  private readonly loop = new SerialLoop(() => this.scan(), (error) => this.logger.warn({ err: error }, 'Event feed scan failed'));
+  private readonly instance = randomUUID();
+  private listener?: PgListener;
+  private notifyTimer?: NodeJS.Timeout;
+  private pollTimer?: NodeJS.Timeout;
+  private gap?: { from: number; seenAt: number };
+  private current = 0;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** Every event up to this id can be read. */
+  get horizon(): number {
+    return this.current;
+  }
+
+  /** Events were written (and committed) by this process. */
+  written(): void {
+    // With no stream open here, the poll keeps the horizon fresh enough: no query per write.
+    if (this.advanced.observed) this.loop.kick();
+    if (this.listener?.connected && !this.notifyTimer) {
+      this.notifyTimer = setTimeout(() => void this.notifyOthers(), NOTIFY_EVERY_MS);
+      this.notifyTimer.unref();
+    }
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const [row] = (await this.db.query(`SELECT COALESCE(max(id), 0) AS id FROM ${EVENTS}`)) as { id: string }[];
+    this.current = Number(row.id);
+    this.pollTimer = setInterval(() => this.loop.kick(), POLL_MS);
+    this.pollTimer.unref();
+    if (this.config.databaseEmbedded || !this.config.databaseUrl) return;
+    this.listener = new PgListener(this.config.databaseUrl, EVENTS_CHANNEL, (payload) => {
+      if (payload !== this.instance) this.loop.kick();
+    }, this.logger);
+    await this.listener.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearTimeout(this.notifyTimer);
+    clearInterval(this.pollTimer);
+    await this.loop.stop();
+    await this.listener?.stop();
+    this.advanced.complete();
+  }
+
+  private async notifyOthers(): Promise<void> {
+    this.notifyTimer = undefined;
+    await this.listener?.notify(this.instance).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not tell other replicas about events'));
+  }
+
+  private async scan(): Promise<void> {
+    const rows = (await this.db.query(`SELECT id FROM ${EVENTS} WHERE id > $1 ORDER BY id LIMIT $2`, [this.current, SCAN_LIMIT])) as { id: string }[];
+    const before = this.current;
+    for (const id of rows.map((row) => Number(row.id))) {
+      if (id !== this.current + 1 && !this.gapClosed(this.current + 1)) break;
+      this.current = id;
+      this.gap = undefined;
+    }
+    if (this.current !== before) this.advanced.next(this.current);
+    // A gap still open, or more rows than one scan reads: look again soon.
+    if (this.gap || rows.length === SCAN_LIMIT) setTimeout(() => this.loop.kick(), this.gap ? 200 : 0).unref();
+  }
+
+  /** True once the ids from `from` have been missing for GAP_WAIT_MS. */
+  private gapClosed(from: number): boolean {
+    if (this.gap?.from !== from) this.gap = { from, seenAt: Date.now() };
+    return Date.now() - this.gap.seenAt >= GAP_WAIT_MS;
+  }
+}

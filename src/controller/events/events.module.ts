@@ -1,0 +1,12 @@
+import { Module } from '@nestjs/common';
+import { EventFeed } from './event-feed';
+import { EventsController } from './events.controller';
+import { EventsRepository } from './events.repository';
+import { EventsService } from './events.service';
+
+@Module({
+  controllers: [EventsController],
+  providers: [EventFeed, EventsRepository, EventsService],
+  exports: [EventFeed, EventsRepository],
+})
+export class EventsModule {}
