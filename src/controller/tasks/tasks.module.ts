@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DispatchersModule } from '../dispatchers/dispatchers.module';
 import { SkillsModule } from '../skills/skills.module';
 import { CallbackAuthenticator, CallbackAuthGuard } from './callback-auth.guard';
+import { CallbackTokenStrategy } from './callback-token.strategy';
 import { DispatchLoop } from './dispatch-loop';
 import { DispatcherClient } from './dispatcher-client';
 import { TaskCallbacksService } from './task-callbacks.service';
@@ -18,7 +19,7 @@ import { TasksService } from './tasks.service';
   imports: [TypeOrmModule.forFeature([Task]), DispatchersModule, SkillsModule],
   controllers: [TasksController],
   providers: [
-    TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackAuthGuard,
+    TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackTokenStrategy, CallbackAuthGuard,
     TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes,
   ],
   exports: [TasksService, TasksRepository],
