@@ -1,5 +1,5 @@
 import { applyDecorators, CanActivate, createParamDecorator, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
-import { ApiSecurity } from '@nestjs/swagger';
+import { ApiForbiddenResponse, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { runStrategy } from '../../shared/auth/passport-strategy';
 import { AgentKeyStrategy } from './agent-key.strategy';
@@ -26,7 +26,12 @@ export class AgentKeyGuard implements CanActivate {
 }
 
 export function AgentAuth() {
-  return applyDecorators(UseGuards(AgentKeyGuard), ApiSecurity('agent_key'));
+  return applyDecorators(
+    UseGuards(AgentKeyGuard),
+    ApiSecurity('agent_key'),
+    ApiUnauthorizedResponse({ description: 'not_authenticated or authentication_failed: X-Agent-Key missing or no key at all' }),
+    ApiForbiddenResponse({ description: "permission_denied: the key is another task's, or the object is not this task's" }),
+  );
 }
 
 /** The caller's `X-Agent-Key`, for the per-task check. */

@@ -1,5 +1,5 @@
 import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
-import { ApiSecurity } from '@nestjs/swagger';
+import { ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { runStrategy } from '../../shared/auth/passport-strategy';
 import { ApiKeyCaller, ApiKeyStrategy } from './api-key.strategy';
@@ -19,5 +19,9 @@ export class ApiKeyGuard implements CanActivate {
 
 /** The task API's credential: the dispatcher's API_KEY in `X-API-Key`. */
 export function ApiKeyAuth() {
-  return applyDecorators(UseGuards(ApiKeyGuard), ApiSecurity('api_key'));
+  return applyDecorators(
+    UseGuards(ApiKeyGuard),
+    ApiSecurity('api_key'),
+    ApiUnauthorizedResponse({ description: 'not_authenticated or authentication_failed: X-API-Key missing or wrong' }),
+  );
 }

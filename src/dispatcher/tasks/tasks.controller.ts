@@ -1,5 +1,6 @@
 import { Body, Controller, Get, Header, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Answers, AnswersWith, Refuses } from '../../shared/http/openapi-decorators';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard';
 import { CreateTaskDto, ListTasksQuery, LogsQuery } from './tasks.dto';
@@ -13,6 +14,10 @@ export class TasksController {
   constructor(private readonly tasks: TasksService) {}
 
   @Post()
+  @ApiOperation({ summary: 'Accept a task (the seed request); the same task_id with the same body again answers 200' })
+  @Answers(201, 'DispatcherTaskAnswer', 'Accepted: the task, pending')
+  @Answers(200, 'DispatcherTaskAnswer', 'The same task_id with the same body: the existing task')
+  @Refuses({ 409: 'conflict: the same task_id with a different body' })
   async create(@Body() dto: CreateTaskDto, @Res({ passthrough: true }) response: Response) {
     const { created, task } = await this.tasks.create(dto);
     response.status(created ? 201 : 200);
@@ -20,23 +25,34 @@ export class TasksController {
   }
 
   @Get()
+  @ApiOperation({ summary: 'Tasks, newest first' })
+  @Answers(200, 'DispatcherTaskList', 'A page of tasks and the total')
   async list(@Query() query: ListTasksQuery) {
     return { ok: true, data: await this.tasks.list(query) };
   }
 
   @Get(':taskId')
+  @ApiOperation({ summary: 'One task record' })
+  @Answers(200, 'DispatcherTaskAnswer', 'The task')
+  @Refuses({ 404: 'not_found: no such task' })
   async get(@Param('taskId') taskId: string) {
     return { ok: true, data: await this.tasks.get(taskId) };
   }
 
   @Post(':taskId/cancel')
   @HttpCode(200)
+  @ApiOperation({ summary: 'Stop the agent and answer the task' })
+  @Answers(200, 'DispatcherTaskAnswer', 'The task, cancelled')
+  @Refuses({ 404: 'not_found: no such task', 409: 'conflict: the task is already final' })
   async cancel(@Param('taskId') taskId: string) {
     return { ok: true, data: await this.tasks.cancel(taskId) };
   }
 
   @Get(':taskId/logs')
   @Header('Content-Type', 'text/plain; charset=utf-8')
+  @ApiOperation({ summary: "The agent's output (?tail=N lines)" })
+  @AnswersWith(200, 'text/plain', 'The output')
+  @Refuses({ 404: 'not_found: no such task' })
   logs(@Param('taskId') taskId: string, @Query() query: LogsQuery): Promise<string> {
     return this.tasks.logs(taskId, query.tail);
   }
