@@ -8,6 +8,7 @@ import { EmbeddedPostgres, startEmbeddedPostgres } from './shared/database/embed
 import { runMigrations } from './shared/database/migrate';
 import { SCHEMA_PARTS } from './shared/database/schema-parts';
 import { configureHttp } from './shared/http/configure-app';
+import { ROLE_SCHEMAS } from './openapi-documents';
 import { createRootLogger, PinoNestLogger, rootLogger } from './shared/logging/logger';
 import { requestContext } from './shared/logging/request-context';
 
@@ -30,7 +31,7 @@ export async function createRoleApp(role: SchemaRole, config: AppConfig): Promis
     forceCloseConnections: true,
   });
   const hotRoutes = role === 'controller' ? CONTROLLER_HOT_ROUTES.flatMap((provider) => app.get(provider, { strict: false }).routes()) : [];
-  configureHttp(app, role, config, hotRoutes);
+  configureHttp(app, role, config, hotRoutes, ROLE_SCHEMAS[role]);
   return app;
 }
 

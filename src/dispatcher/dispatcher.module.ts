@@ -6,6 +6,7 @@ import { DatabaseModule } from '../shared/database/database.module';
 import { MetricsModule } from '../shared/metrics/metrics.module';
 import { StorageModule } from '../shared/storage/storage.module';
 import { AgentModule } from './agent/agent.module';
+import { DispatcherAuthModule } from './auth/auth.module';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { DispatcherRetention } from './dispatcher-retention';
 import { HealthModule } from './health/health.module';
@@ -17,7 +18,7 @@ import { SchedulerModule } from './scheduler/scheduler.module';
 import { TasksModule } from './tasks/tasks.module';
 
 /** The dispatcher's feature modules, one per folder under src/dispatcher/. */
-export const DISPATCHER_FEATURES: Type[] = [RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, SchedulerModule, RegistrationModule];
+export const DISPATCHER_FEATURES: Type[] = [DispatcherAuthModule, RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, SchedulerModule, RegistrationModule];
 
 /** Root module of the `dispatcher` role. */
 @Module({})

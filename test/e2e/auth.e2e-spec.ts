@@ -103,7 +103,7 @@ describe('controller authentication and scopes', () => {
 
   it('documents the operator, OAuth and callback schemes in the OpenAPI document', async () => {
     const document = (await http('GET', url('/api/docs/openapi.json'))).body;
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['bearer', 'callback_token', 'token']);
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['bearer', 'callback_token', 'client_basic', 'token']);
     expect(document.paths['/api/v1/auth/whoami'].get.security).toEqual(expect.arrayContaining([{ token: [] }, { bearer: [] }]));
   });
 });

@@ -27,7 +27,7 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** Operations anyone may call: probes, the webhook inlet (signed per source) and the OAuth token endpoint. */
 const PUBLIC: Record<'controller' | 'dispatcher', string[]> = {
-  controller: ['get /health', 'get /ready', 'post /api/v1/webhooks', 'post /api/v1/oauth/token'],
+  controller: ['get /health', 'get /ready', 'post /api/v1/webhooks', 'post /api/v1/oauth/token', 'get /.well-known/oauth-authorization-server'],
   dispatcher: ['get /health', 'get /ready'],
 };
 
@@ -141,5 +141,11 @@ describe('OpenAPI documents, as a client generator reads them', () => {
     expect(schemesOf(controller, 'post', '/api/v1/tasks/{guid}/callback')).toEqual(['callback_token']);
     expect(schemesOf(dispatcher, 'post', '/tasks')).toEqual(['api_key']);
     expect(schemesOf(dispatcher, 'post', '/agent/checkin')).toEqual(['agent_key']);
+    // Operator-only endpoints answer 403 to OAuth access tokens, so they name the operator token alone.
+    expect(schemesOf(controller, 'post', '/api/v1/oauth/clients')).toEqual(['token']);
+    expect(schemesOf(controller, 'post', '/api/v1/webhooks/deliveries/{id}/replay')).toEqual(['token']);
+    // No credential at all: an explicit empty list, so generators and linters do not assume a global one.
+    expect(controller.paths['/api/v1/webhooks'].post.security).toEqual([]);
+    expect(controller.paths['/api/v1/oauth/token'].post.security).toEqual([{ client_basic: [] }, {}]);
   });
 });

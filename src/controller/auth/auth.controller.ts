@@ -1,5 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Answers } from '../../shared/http/openapi-decorators';
 import { Authenticated, CurrentPrincipal } from './auth.decorators';
 import { Principal } from './principal';
 
@@ -9,6 +10,7 @@ export class AuthController {
   @Get('whoami')
   @Authenticated()
   @ApiOperation({ summary: 'The caller as the API sees it: kind, id, name and scopes' })
+  @Answers(200, 'Principal', 'The authenticated caller')
   whoami(@CurrentPrincipal() principal: Principal): Principal {
     return principal;
   }

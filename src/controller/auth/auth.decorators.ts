@@ -9,11 +9,12 @@ export type { Scope } from './scopes';
 export { SCOPES } from './scopes';
 
 function authDecorators(requirement: AuthRequirement, forbidden?: string) {
+  // An OAuth access token is never enough for an operator-only endpoint: the document names only the operator token there.
+  const schemes = requirement.operatorOnly ? [ApiSecurity('token')] : [ApiSecurity('token'), ApiBearerAuth()];
   return applyDecorators(
     SetMetadata(AUTH_REQUIREMENT, requirement),
     UseGuards(OperatorOrClientGuard),
-    ApiSecurity('token'),
-    ApiBearerAuth(),
+    ...schemes,
     ApiUnauthorizedResponse({ description: 'not_authenticated or authentication_failed' }),
     ApiTooManyRequestsResponse({ description: 'throttled: too many failed authentications from this address' }),
     ...(forbidden ? [ApiForbiddenResponse({ description: forbidden })] : []),
@@ -27,7 +28,7 @@ export function OperatorOrScope(scope: Scope) {
 
 /** An operator token only (`Authorization: Token`). */
 export function OperatorOnly() {
-  return authDecorators({ operatorOnly: true }, 'permission_denied: needs an operator token');
+  return authDecorators({ operatorOnly: true }, 'permission_denied: needs an operator token (an OAuth access token is refused)');
 }
 
 /** Any authenticated caller: an operator, or an OAuth client whatever its scopes. */

@@ -1,7 +1,10 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
-import { AuthService } from './auth.service';
+import type { Request, Response } from 'express';
+import { runStrategy } from '../../shared/auth/passport-strategy';
+import { AuthService, parseAuthorization } from './auth.service';
+import { OAuthBearerStrategy } from './oauth-bearer.strategy';
+import { OperatorTokenStrategy } from './operator-token.strategy';
 import { AuthRequirement, Principal } from './principal';
 
 export const AUTH_REQUIREMENT = 'atc:auth-requirement';
@@ -12,13 +15,17 @@ export interface AuthenticatedRequest extends Request {
 
 /**
  * Operator token or OAuth access token, for endpoints marked with `@OperatorOnly()` or
- * `@OperatorOrScope(scope)`. Other Bearer tokens (task callbacks) have guards of their own.
+ * `@OperatorOrScope(scope)`. The header's scheme picks the one strategy that reads it;
+ * whatever that strategy does not accept is refused here, the same way for both schemes.
+ * Other Bearer tokens (task callbacks) have guards of their own.
  */
 @Injectable()
 export class OperatorOrClientGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly auth: AuthService,
+    private readonly operatorToken: OperatorTokenStrategy,
+    private readonly oauthBearer: OAuthBearerStrategy,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -28,9 +35,13 @@ export class OperatorOrClientGuard implements CanActivate {
     ]);
     if (!requirement) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const principal = await this.auth.authenticate(request.headers.authorization, request.ip ?? 'unknown');
-    this.auth.authorize(principal, requirement);
-    request.principal = principal;
+    const credentials = parseAuthorization(request.headers.authorization);
+    if (!credentials) throw this.auth.notAuthenticated();
+    const strategy = credentials.scheme === 'token' ? this.operatorToken : this.oauthBearer;
+    const { user } = await runStrategy<Principal>(strategy, request, context.switchToHttp().getResponse<Response>());
+    if (!user) throw await this.auth.refusal(credentials.scheme, request.ip ?? 'unknown');
+    this.auth.authorize(user, requirement);
+    request.principal = user;
     return true;
   }
 }

@@ -6,7 +6,9 @@ import { AuthThrottles } from './auth-throttles';
 import { AuthController } from './auth.controller';
 import { OperatorOrClientGuard } from './auth.guard';
 import { AuthService } from './auth.service';
+import { OAuthBearerStrategy } from './oauth-bearer.strategy';
 import { OperatorToken } from './operator-token.entity';
+import { OperatorTokenStrategy } from './operator-token.strategy';
 import { OperatorTokensService } from './operator-tokens.service';
 
 /**
@@ -17,7 +19,7 @@ import { OperatorTokensService } from './operator-tokens.service';
 @Module({
   imports: [TypeOrmModule.forFeature([OperatorToken, OAuthClient, OAuthAccessToken])],
   controllers: [AuthController],
-  providers: [AuthService, AuthThrottles, OperatorTokensService, OperatorOrClientGuard],
-  exports: [AuthService, AuthThrottles, OperatorTokensService, OperatorOrClientGuard],
+  providers: [AuthService, AuthThrottles, OperatorTokensService, OperatorTokenStrategy, OAuthBearerStrategy, OperatorOrClientGuard],
+  exports: [AuthService, AuthThrottles, OperatorTokensService, OperatorTokenStrategy, OAuthBearerStrategy, OperatorOrClientGuard],
 })
 export class AuthModule {}

@@ -13,7 +13,10 @@ import { isExpired, safeEqual, tokenHash } from './secret-hash';
 
 export const WWW_AUTHENTICATE = 'Token realm="api", Bearer realm="api"';
 
-/** Resolves `Authorization` headers to principals and enforces what an endpoint needs. */
+/**
+ * Resolves credentials to principals for the strategies (`operator-token.strategy.ts`,
+ * `oauth-bearer.strategy.ts`), builds the refusals and enforces what an endpoint needs.
+ */
 @Injectable()
 export class AuthService {
   constructor(
@@ -23,25 +26,25 @@ export class AuthService {
     @InjectRepository(OAuthAccessToken) private readonly accessTokens: Repository<OAuthAccessToken>,
   ) {}
 
-  /** The principal for the header, or 401/429 as CONTRACT section 1 says. */
-  async authenticate(authorization: string | undefined, address: string): Promise<Principal> {
-    const credentials = parseAuthorization(authorization);
-    if (!credentials) {
-      throw new DomainError('not_authenticated', 'Authentication credentials were not provided.', {
-        headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
-      });
-    }
-    const principal = credentials.value ? await this.resolve(credentials.scheme, credentials.value) : null;
-    if (!principal) {
-      // Failures are throttled, not callers: a valid credential from a throttled address still works.
-      await this.throttles.assertAddressOpen(address);
-      await this.throttles.recordAddressFailure(address);
-      const challenge = credentials.scheme === 'bearer' ? 'Bearer realm="api", error="invalid_token"' : WWW_AUTHENTICATE;
-      throw new DomainError('authentication_failed', 'Invalid, revoked or expired credentials.', {
-        headers: { 'WWW-Authenticate': challenge },
-      });
-    }
-    return principal;
+  /** 401 `not_authenticated`: no `Authorization` header of a scheme the API takes. */
+  notAuthenticated(): DomainError {
+    return new DomainError('not_authenticated', 'Authentication credentials were not provided.', {
+      headers: { 'WWW-Authenticate': WWW_AUTHENTICATE },
+    });
+  }
+
+  /**
+   * 401 `authentication_failed` for credentials a strategy did not accept, once the failure is
+   * counted; 429 instead while the address is throttled. Failures are throttled, not callers:
+   * a valid credential from a throttled address still works.
+   */
+  async refusal(scheme: 'token' | 'bearer', address: string): Promise<DomainError> {
+    await this.throttles.assertAddressOpen(address);
+    await this.throttles.recordAddressFailure(address);
+    const challenge = scheme === 'bearer' ? 'Bearer realm="api", error="invalid_token"' : WWW_AUTHENTICATE;
+    return new DomainError('authentication_failed', 'Invalid, revoked or expired credentials.', {
+      headers: { 'WWW-Authenticate': challenge },
+    });
   }
 
   /** 403 `permission_denied` when the principal lacks what the endpoint needs. */
@@ -56,11 +59,8 @@ export class AuthService {
     });
   }
 
-  private resolve(scheme: 'token' | 'bearer', value: string): Promise<Principal | null> {
-    return scheme === 'token' ? this.resolveOperator(value) : this.resolveClient(value);
-  }
-
-  private async resolveOperator(token: string): Promise<Principal | null> {
+  /** An operator token: API_TOKEN, or one made with the CLI. */
+  async resolveOperator(token: string): Promise<Principal | null> {
     if (this.config.apiToken && safeEqual(token, this.config.apiToken)) {
       return { kind: 'operator', id: CONFIG_OPERATOR_ID, name: 'API_TOKEN', scopes: [...SCOPES] };
     }
@@ -69,7 +69,7 @@ export class AuthService {
   }
 
   /** An OAuth access token: found by its hash, live, and of a client that still exists. */
-  private async resolveClient(token: string): Promise<Principal | null> {
+  async resolveClient(token: string): Promise<Principal | null> {
     const hash = tokenHash(token);
     const record = await this.accessTokens.findOne({ where: { tokenHash: hash }, relations: { client: true } });
     if (!record?.client || !safeEqual(hash, record.tokenHash) || isExpired(record.expiresAt)) return null;

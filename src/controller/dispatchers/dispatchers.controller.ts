@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Answers, Refuses } from '../../shared/http/openapi-decorators';
 import { OperatorOrScope } from '../auth/auth.decorators';
 import { DispatcherCheckinDto, DispatcherHeartbeatDto } from './dispatchers.dto';
 import { DispatchersService, DispatcherView } from './dispatchers.service';
@@ -13,6 +14,8 @@ export class DispatchersController {
   @ApiOperation({ summary: 'Register a dispatcher, or update it by name; its api_key is kept encrypted' })
   @HttpCode(200)
   @OperatorOrScope('dispatchers:write')
+  @Answers(200, 'DispatcherCheckinAnswer', 'Registered (created) or updated')
+  @Refuses({ 409: 'conflict: the slug is taken by another dispatcher' })
   async checkin(@Body() dto: DispatcherCheckinDto) {
     const { action, dispatcher } = await this.dispatchers.checkin(dto);
     return { status: 'ok', action, dispatcher_guid: dispatcher.guid, dispatcher_slug: dispatcher.slug };
@@ -22,6 +25,8 @@ export class DispatchersController {
   @ApiOperation({ summary: 'A dispatcher is alive; unknown guid: 404, check in again' })
   @HttpCode(200)
   @OperatorOrScope('dispatchers:write')
+  @Answers(200, 'DispatcherHeartbeatAnswer', 'Recorded')
+  @Refuses({ 404: 'not_found: unknown dispatcher_guid; check in again' })
   async heartbeat(@Body() dto: DispatcherHeartbeatDto) {
     const dispatcher = await this.dispatchers.heartbeat(dto);
     return { status: 'ok', dispatcher_guid: dispatcher.guid, heartbeat_interval_seconds: dispatcher.heartbeatIntervalSeconds };
@@ -30,6 +35,7 @@ export class DispatchersController {
   @Get()
   @ApiOperation({ summary: 'Dispatchers with their state: online, stale or offline' })
   @OperatorOrScope('dispatchers:read')
+  @Answers(200, { type: 'array', items: { $ref: '#/components/schemas/Dispatcher' } }, 'Every dispatcher')
   async list(): Promise<DispatcherView[]> {
     const now = new Date();
     return (await this.dispatchers.list()).map((dispatcher) => this.dispatchers.view(dispatcher, now));
@@ -38,6 +44,8 @@ export class DispatchersController {
   @Get(':slug')
   @ApiOperation({ summary: 'One dispatcher by slug' })
   @OperatorOrScope('dispatchers:read')
+  @Answers(200, 'Dispatcher', 'The dispatcher')
+  @Refuses({ 404: 'not_found: no such dispatcher' })
   async detail(@Param('slug') slug: string): Promise<DispatcherView> {
     return this.dispatchers.view(await this.dispatchers.getBySlug(slug));
   }

@@ -1,5 +1,7 @@
 import { Body, Controller, Delete, Get, Header, HttpCode, Param, Post, Req, UseFilters } from '@nestjs/common';
-import { ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Answers, AnswersEmpty, Refuses } from '../../shared/http/openapi-decorators';
+import { ref } from '../../shared/http/openapi-schema';
 import type { Request } from 'express';
 import { OperatorOnly } from '../auth/auth.decorators';
 import { OAuthClientsService } from './oauth-clients.service';
@@ -22,7 +24,23 @@ export class OAuthController {
   @Header('Pragma', 'no-cache')
   @UseFilters(OAuthErrorFilter)
   @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
+  @ApiBody({ schema: ref('TokenRequest') })
+  // HTTP Basic, or none: client_id and client_secret in the body (client_secret_post).
+  @ApiSecurity({})
+  @ApiSecurity('client_basic')
   @ApiOperation({ summary: 'Client credentials grant (RFC 6749 4.4): an access token for an OAuth client' })
+  @Answers(200, 'TokenResponse', 'The access token', {
+    'Cache-Control': { description: 'no-store', schema: { type: 'string' } },
+    Pragma: { description: 'no-cache', schema: { type: 'string' } },
+  })
+  @ApiResponse({ status: 400, description: 'invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 5.2)', schema: ref('OAuthError') })
+  @ApiResponse({
+    status: 401,
+    description: 'invalid_client: unknown client or wrong secret (RFC 6749 5.2)',
+    schema: ref('OAuthError'),
+    headers: { 'WWW-Authenticate': { description: 'Basic realm="oauth"', schema: { type: 'string' } } },
+  })
+  @Refuses({ 429: 'throttled: too many token requests, or failed authentications for this client or address' })
   token(@Body() body: Record<string, unknown>, @Req() request: Request): Promise<TokenResponse> {
     const tokenRequest = parseTokenRequest(body, request.headers.authorization);
     return this.tokens.issue(tokenRequest, request.ip ?? 'unknown');
@@ -31,6 +49,7 @@ export class OAuthController {
   @Post('clients')
   @OperatorOnly()
   @ApiOperation({ summary: 'Create an OAuth client; its secret is shown in this answer only' })
+  @Answers(201, 'CreatedOAuthClient', 'The client, with its secret this once')
   createClient(@Body() dto: CreateOAuthClientDto): Promise<CreatedOAuthClientView> {
     return this.clients.create(dto.name, dto.scopes);
   }
@@ -38,6 +57,7 @@ export class OAuthController {
   @Get('clients')
   @OperatorOnly()
   @ApiOperation({ summary: 'List OAuth clients (without secrets)' })
+  @Answers(200, 'OAuthClientPage', 'Every client, in one page')
   async listClients(): Promise<{ count: number; next: null; previous: null; results: OAuthClientView[] }> {
     const results = await this.clients.list();
     return { count: results.length, next: null, previous: null, results };
@@ -47,6 +67,8 @@ export class OAuthController {
   @HttpCode(204)
   @OperatorOnly()
   @ApiOperation({ summary: 'Delete an OAuth client; its access tokens stop working at once' })
+  @AnswersEmpty(204, 'Deleted')
+  @Refuses({ 404: 'not_found: no such client' })
   deleteClient(@Param('clientId') clientId: string): Promise<void> {
     return this.clients.delete(clientId);
   }

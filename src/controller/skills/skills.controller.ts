@@ -1,6 +1,7 @@
 import { pipeline } from 'node:stream/promises';
 import { Body, Controller, Get, Headers, Logger, Param, Post, Query, Res, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Answers, AnswersEmpty, AnswersWith, Refuses } from '../../shared/http/openapi-decorators';
 import type { Response } from 'express';
 import { OperatorOrScope } from '../auth/auth.decorators';
 import { PackageUploadInterceptor, ReceivedPackage, UploadedPackage } from './package-upload';
@@ -18,6 +19,7 @@ export class SkillsController {
   @Get()
   @OperatorOrScope('skills:read')
   @ApiOperation({ summary: 'List skills (a JSON array), optionally by category or a search text' })
+  @Answers(200, { type: 'array', items: { $ref: '#/components/schemas/Skill' } }, 'The skills')
   list(@Query() query: ListSkillsQuery): Promise<SkillView[]> {
     return this.skills.list(query);
   }
@@ -25,6 +27,8 @@ export class SkillsController {
   @Post()
   @OperatorOrScope('skills:write')
   @ApiOperation({ summary: 'Create a skill; its slug is made from the name' })
+  @Answers(201, 'Skill', 'The skill')
+  @Refuses({ 409: 'conflict: the slug is taken' })
   create(@Body() body: CreateSkillDto): Promise<SkillView> {
     return this.skills.create(body);
   }
@@ -32,6 +36,8 @@ export class SkillsController {
   @Get(':slug')
   @OperatorOrScope('skills:read')
   @ApiOperation({ summary: 'A skill with its versions' })
+  @Answers(200, 'SkillDetail', 'The skill and its versions')
+  @Refuses({ 404: 'not_found: no such skill' })
   get(@Param('slug') slug: string): Promise<SkillView & { versions: SkillVersionView[] }> {
     return this.skills.get(slug);
   }
@@ -42,6 +48,9 @@ export class SkillsController {
   @ApiConsumes('multipart/form-data')
   @ApiBody({ schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } })
   @ApiOperation({ summary: 'Upload a zip package: 201 a new version, 200 when the same bytes are already a version' })
+  @Answers(201, 'SkillUpload', 'A new version')
+  @Answers(200, 'SkillUpload', 'The same bytes are already a version of this skill (deduplicated: true)')
+  @Refuses({ 404: 'not_found: no such skill' })
   async upload(
     @Param('slug') slug: string,
     @UploadedPackage() received: ReceivedPackage,
@@ -55,6 +64,14 @@ export class SkillsController {
   @Get(':slug/download')
   @OperatorOrScope('skills:read')
   @ApiOperation({ summary: 'Download the latest package, or ?version=N; If-None-Match answers 304' })
+  @ApiHeader({ name: 'If-None-Match', required: false, description: 'The ETag of a copy held; the same version answers 304' })
+  @AnswersWith(200, 'application/zip', 'The package', {
+    ETag: { description: '"<content hash>"', schema: { type: 'string' } },
+    'X-Content-Hash': { description: 'SHA-256 of the package, hex', schema: { type: 'string' } },
+    'Content-Disposition': { description: 'attachment; filename="<slug>-<N>.zip"', schema: { type: 'string' } },
+  })
+  @AnswersEmpty(304, 'Not modified: the If-None-Match ETag is this version', { ETag: { description: '"<content hash>"', schema: { type: 'string' } } })
+  @Refuses({ 404: 'not_found: no such skill or version' })
   async download(
     @Param('slug') slug: string,
     @Query() query: DownloadQuery,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { validateBody } from '../../shared/errors/validation';
 import { HotRequest, HotRoute } from '../../shared/http/hot-routes';
-import { CallbackAuthenticator, SignaturePolicy } from './callback-auth.guard';
+import { CallbackAuthenticator, SignaturePolicy } from './callback-authenticator';
 import { CallbackAnswer, TaskCallbacksService } from './task-callbacks.service';
 import { TaskCallbackDto, TaskProgressDto } from './tasks.dto';
 

@@ -6,6 +6,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
 import type { Principal } from '../auth/auth.decorators';
+import { Answers, Refuses } from '../../shared/http/openapi-decorators';
 import { CallbackAuth, CallbackCaller, CallbackSender } from './callback-auth.guard';
 import { TaskCallbacksService } from './task-callbacks.service';
 import { CursorPage, keysetRequest, toCursorPage } from '../../shared/http/page';
@@ -27,6 +28,7 @@ export class TasksController {
   @Post()
   @ApiOperation({ summary: 'Store a task (answered pending); the dispatch loop sends it to an online dispatcher as soon as one fits' })
   @OperatorOrScope('tasks:write')
+  @Answers(201, 'Task', 'The task, stored as pending')
   async create(@Body() dto: TaskTemplateDto, @CurrentPrincipal() principal: Principal) {
     return taskView(await this.tasks.createTask(dto, { createdBy: `${principal.kind}:${principal.name}` }));
   }
@@ -34,6 +36,7 @@ export class TasksController {
   @Get()
   @ApiOperation({ summary: 'List tasks, newest first: {count, count_estimated, next, previous, results}; next and previous carry a cursor' })
   @OperatorOrScope('tasks:read')
+  @Answers(200, 'TaskPage', 'A page of tasks')
   async list(@Query() query: ListTasksQueryDto): Promise<CursorPage<TaskView>> {
     const request = keysetRequest(query);
     const page = await this.tasks.list({ ...request, status: query.status, workflow: query.workflow });
@@ -47,6 +50,8 @@ export class TasksController {
   @Get(':guid')
   @ApiOperation({ summary: 'A task with its progress and result' })
   @OperatorOrScope('tasks:read')
+  @Answers(200, 'Task', 'The task')
+  @Refuses({ 404: 'not_found: no such task' })
   async detail(@Param('guid') guid: string) {
     return taskView(await this.tasks.get(guid));
   }
@@ -67,6 +72,8 @@ export class TasksController {
   @ApiOperation({ summary: 'Cancel a task on its dispatcher; 409 when it is already final' })
   @HttpCode(200)
   @OperatorOrScope('tasks:write')
+  @Answers(200, 'Task', 'The task, cancelled')
+  @Refuses({ 404: 'not_found: no such task', 409: 'conflict: the task is already final', 502: 'bad_gateway: its dispatcher could not cancel it; try again' })
   async cancel(@Param('guid') guid: string) {
     return taskView(await this.tasks.cancel(guid));
   }
@@ -75,6 +82,8 @@ export class TasksController {
   @ApiOperation({ summary: 'Final report from the dispatcher: Bearer callback token, X-Service-Signature over the raw body' })
   @CallbackAuth('required')
   @HttpCode(200)
+  @Answers(200, 'CallbackAnswer', 'Recorded; the same final status again answers duplicate: true')
+  @Refuses({ 409: 'conflict: another final status was reported before' })
   callback(@CallbackSender() caller: CallbackCaller, @Body() body: TaskCallbackDto) {
     return this.callbacks.callback(caller, body);
   }
@@ -83,6 +92,8 @@ export class TasksController {
   @ApiOperation({ summary: 'Progress forwarded by the dispatcher: Bearer callback token' })
   @CallbackAuth('when-sent')
   @HttpCode(200)
+  @Answers(200, 'CallbackAnswer', 'Recorded')
+  @Refuses({ 409: 'conflict: the task is already final' })
   progress(@CallbackSender() caller: CallbackCaller, @Body() body: TaskProgressDto) {
     return this.callbacks.progress(caller, body);
   }

@@ -144,7 +144,7 @@ export class TaskTemplateFieldsDto {
 /** The body of POST /tasks/ (and a workflow's `task_template` once its brief is rendered). */
 export class TaskTemplateDto extends TaskTemplateFieldsDto {
   /** Any JSON; stored in object storage as `briefs/<guid>.json`. */
-  @ApiPropertyOptional({ description: 'Any JSON; stored as briefs/<guid>.json', example: { prompt: 'Summarise the pull request' } })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Any JSON; stored as briefs/<guid>.json', example: { prompt: 'Summarise the pull request' } })
   @Allow()
   @IsOptional()
   brief?: unknown;
@@ -191,43 +191,43 @@ export class TaskCallbackDto {
   @IsIn(['completed', 'failed', 'timed_out'])
   status: 'completed' | 'failed' | 'timed_out';
 
-  @ApiPropertyOptional({ example: 0 })
+  @ApiPropertyOptional({ type: 'integer', format: 'int32', nullable: true, example: 0 })
   @IsOptional()
   @IsInt32()
   exit_code?: number | null;
 
-  @ApiPropertyOptional({ example: 'results/<task_id>/result.json' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: 'results/<task_id>/result.json' })
   @IsOptional()
   @IsString()
   @MaxLength(1024)
   result_key?: string | null;
 
-  @ApiPropertyOptional({ example: {} })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, example: {} })
   @IsOptional()
   @IsObject()
   result_metadata?: Record<string, unknown> | null;
 
-  @ApiPropertyOptional({ example: '' })
+  @ApiPropertyOptional({ type: String, nullable: true, example: '' })
   @IsOptional()
   @IsString()
   error_message?: string | null;
 }
 
 export class TaskProgressDto {
-  @ApiPropertyOptional({ example: 50 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, nullable: true, example: 50 })
   @IsOptional()
   @IsInt()
   @Min(0)
   @Max(100)
   percentage?: number | null;
 
-  @ApiPropertyOptional({ example: 'brief read' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 4096, example: 'brief read' })
   @IsOptional()
   @IsString()
   @MaxLength(4096)
   message?: string | null;
 
-  @ApiPropertyOptional({ example: {} })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, nullable: true, example: {} })
   @IsOptional()
   @IsObject()
   data?: Record<string, unknown> | null;

@@ -4,6 +4,7 @@ import { DispatchersModule } from '../dispatchers/dispatchers.module';
 import { EventsModule } from '../events/events.module';
 import { SkillsModule } from '../skills/skills.module';
 import { CallbackAuthenticator, CallbackAuthGuard } from './callback-auth.guard';
+import { CallbackTokenStrategy } from './callback-token.strategy';
 import { DispatchLoop } from './dispatch-loop';
 import { DispatcherClient } from './dispatcher-client';
 import { TaskCallbacksService } from './task-callbacks.service';
@@ -20,7 +21,7 @@ import { TasksService } from './tasks.service';
   imports: [TypeOrmModule.forFeature([Task]), DispatchersModule, SkillsModule, EventsModule],
   controllers: [TasksController],
   providers: [
-    TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackAuthGuard,
+    TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackTokenStrategy, CallbackAuthGuard,
     TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes, TaskLogsService,
   ],
   exports: [TasksService, TasksRepository],

@@ -1,5 +1,7 @@
 import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Answers, Refuses } from '../../shared/http/openapi-decorators';
+import { WebhookIngestDocs } from './webhooks.openapi';
 import type { Response } from 'express';
 import { keysetRequest } from '../../shared/http/page';
 import type { RawBodyRequest } from '../../shared/http/configure-app';
@@ -18,6 +20,7 @@ export class WebhooksController {
 
   /** Inbound events; the sender's signature is the only credential. */
   @Post()
+  @WebhookIngestDocs()
   async ingest(@Req() request: RawBodyRequest, @Res({ passthrough: true }) response: Response) {
     const answer = await this.webhooks.ingest({
       headers: request.headers,
@@ -32,6 +35,8 @@ export class WebhooksController {
 
   @Get('deliveries')
   @OperatorOrScope('webhooks:read')
+  @ApiOperation({ summary: 'The delivery ledger, newest first' })
+  @Answers(200, 'DeliveryPage', 'A page of deliveries')
   list(@Query() query: ListDeliveriesQueryDto) {
     const { limit, offset, cursor, count, ...filters } = query;
     return this.deliveries.list(filters, keysetRequest({ limit, offset, cursor, count }));
@@ -39,12 +44,19 @@ export class WebhooksController {
 
   @Get('deliveries/:id')
   @OperatorOrScope('webhooks:read')
+  @ApiOperation({ summary: 'One delivery, with its payload' })
+  @Answers(200, 'Delivery', 'The delivery')
+  @Refuses({ 404: 'not_found: no such delivery' })
   get(@Param('id') id: string) {
     return this.deliveries.get(id);
   }
 
   @Post('deliveries/:id/replay')
   @OperatorOnly()
+  @ApiOperation({ summary: 'Route a kept delivery again, as a new ledger entry' })
+  @Answers(200, 'DeliveryReplay', 'Routed to a workflow; its task is stored')
+  @Answers(202, 'DeliveryReplay', 'No workflow matches (status: ignored)')
+  @Refuses({ 404: 'not_found: no such delivery', 409: 'conflict: its payload was not kept whole, or it was refused' })
   async replay(@Param('id') id: string, @CurrentPrincipal() principal: Principal, @Res({ passthrough: true }) response: Response) {
     const answer = await this.deliveries.replay(id, principal.name);
     response.status(answer.status);

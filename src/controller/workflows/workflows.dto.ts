@@ -47,7 +47,9 @@ export class TriggerDto {
   event: string;
 
   @ApiPropertyOptional({
-    description: 'Dotted payload paths, each equal to a value or matching a * glob',
+    type: 'object',
+    additionalProperties: true,
+    description: 'Dotted payload paths, each equal to a value (string, number, boolean or null) or matching a * glob',
     example: { action: 'opened', 'repository.full_name': 'acme/*' },
   })
   @IsOptional()
@@ -111,6 +113,8 @@ export class WorkflowTaskTemplateDto extends TaskTemplateFieldsDto {
   declare dispatcher_labels?: Record<string, string>;
 
   @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
     description: 'Any JSON; strings may hold {{payload}} or {{payload.a.b}} placeholders, filled from the event',
     example: { prompt: 'Review {{payload.pull_request.html_url}}' },
   })

@@ -1,29 +1,27 @@
-import { applyDecorators, CanActivate, ExecutionContext, Inject, Injectable, UseGuards } from '@nestjs/common';
-import { ApiSecurity } from '@nestjs/swagger';
-import type { Request } from 'express';
-import { AppConfig } from '../../shared/config/config';
-import { APP_CONFIG } from '../../shared/config/config.module';
-import { DomainError } from '../../shared/errors/domain-error';
-import { secretsEqual } from './agent-keys';
+import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import { ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { runStrategy } from '../../shared/auth/passport-strategy';
+import { ApiKeyCaller, ApiKeyStrategy } from './api-key.strategy';
 
-const CHALLENGE = { 'WWW-Authenticate': 'ApiKey header="X-API-Key"' };
-
-/** `X-API-Key` must equal API_KEY (compared in constant time). */
+/** Runs `ApiKeyStrategy`, which refuses with the contract's errors itself. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(private readonly strategy: ApiKeyStrategy) {}
 
-  canActivate(context: ExecutionContext): boolean {
-    const given = context.switchToHttp().getRequest<Request>().header('x-api-key');
-    if (!given) throw new DomainError('not_authenticated', 'X-API-Key header is required.', { headers: CHALLENGE });
-    if (!secretsEqual(given, this.config.apiKey)) {
-      throw new DomainError('authentication_failed', 'X-API-Key is not valid.', { headers: CHALLENGE });
-    }
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const http = context.switchToHttp();
+    const { user } = await runStrategy<ApiKeyCaller>(this.strategy, http.getRequest<Request>(), http.getResponse<Response>());
+    if (!user) throw new Error('dispatcher-api-key strategy failed without a refusal');
     return true;
   }
 }
 
 /** The task API's credential: the dispatcher's API_KEY in `X-API-Key`. */
 export function ApiKeyAuth() {
-  return applyDecorators(UseGuards(ApiKeyGuard), ApiSecurity('api_key'));
+  return applyDecorators(
+    UseGuards(ApiKeyGuard),
+    ApiSecurity('api_key'),
+    ApiUnauthorizedResponse({ description: 'not_authenticated or authentication_failed: X-API-Key missing or wrong' }),
+  );
 }

@@ -1,4 +1,5 @@
 import { Get } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
 import { SharedHealthIndicators } from './health-indicators';
 
@@ -24,12 +25,14 @@ export abstract class ProbesController {
 
   @Get('health')
   @HealthCheck()
+  @ApiOperation({ summary: 'Liveness: 200 while the database answers, else 503' })
   liveness(): Promise<HealthCheckResult> {
     return this.health.check([() => this.indicators.database()]);
   }
 
   @Get('ready')
   @HealthCheck()
+  @ApiOperation({ summary: 'Readiness: each dependency reported; any down: 503' })
   readiness(): Promise<HealthCheckResult> {
     return this.health.check([() => this.indicators.database(), ...this.readinessChecks()]);
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
 import { AppConfig } from '../config/config';
@@ -14,6 +14,8 @@ import { recordHttpRequest } from '../metrics/metrics';
 import { answerOverLimitAtOnce, drainUnreadBody } from './drain-unread-body';
 import { serveConsole } from '../../controller/console/console-static';
 import { HotRoute, serveHotRoutesFirst } from './hot-routes';
+import { buildOpenApiDocument } from './openapi';
+import type { SchemaObject } from './openapi-schema';
 import { refuseUnstorableJson } from './json-guard';
 
 export type HttpRole = 'controller' | 'dispatcher';
@@ -33,7 +35,13 @@ function keepRawBody(request: RawBodyRequest, _response: Response, buffer: Buffe
 }
 
 /** Everything both roles' HTTP servers share: ids, logs, metrics, bodies, errors, docs. */
-export function configureHttp(app: INestApplication, role: HttpRole, config: AppConfig, hotRoutes: HotRoute[] = []): void {
+export function configureHttp(
+  app: INestApplication,
+  role: HttpRole,
+  config: AppConfig,
+  hotRoutes: HotRoute[] = [],
+  schemas: Record<string, SchemaObject> = {},
+): void {
   const http = app.getHttpAdapter().getInstance() as express.Express;
   http.disable('x-powered-by');
   http.set('trust proxy', config.trustProxy);
@@ -61,29 +69,8 @@ export function configureHttp(app: INestApplication, role: HttpRole, config: App
   app.useGlobalFilters(errors);
   app.useGlobalPipes(createValidationPipe());
 
-  const document = SwaggerModule.createDocument(
-    app,
-    documentBuilder(role).build(),
-  );
+  const document = buildOpenApiDocument(app, role, config, schemas);
   SwaggerModule.setup('api/docs', app, document, { jsonDocumentUrl: 'api/docs/openapi.json' });
-}
-
-function documentBuilder(role: HttpRole): DocumentBuilder {
-  const builder = new DocumentBuilder()
-    .setTitle(role === 'controller' ? 'Agent task controller' : 'Agent task dispatcher')
-    .setVersion('1');
-  if (role !== 'controller') {
-    // The schemes named by the dispatcher's `@ApiKeyAuth()` and `@AgentAuth()`.
-    return builder
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The dispatcher\'s API_KEY' }, 'api_key')
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Agent-Key', description: 'A per-task agent key (or AGENT_KEY)' }, 'agent_key');
-  }
-  // The schemes named by the controller's auth decorators (`@ApiSecurity('token')`, `@ApiBearerAuth()`)
-  // and by the task callback and progress endpoints (`callback_token`).
-  return builder
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Operator token, sent as "Token <key>"' }, 'token')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'OAuth 2.0 access token from POST /api/v1/oauth/token/' })
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: "The task's callback token (task callback and progress only)" }, 'callback_token');
 }
 
 /** Whether a request is for a route that takes refused bodies: the same paths on Express as on the hot lane. */
