@@ -23,6 +23,8 @@ describe('a callback interrupted by a dispatcher stop', () => {
     request.callback_url = receiver.callbackUrl(request.task_id);
     await taskApi(system).create(request);
     await waitFor(() => receiver.callbacks().length === 1, 20_000, 'the first callback');
+    // The attempt records `delivered` after the answer: the rewrite below must come after that.
+    await waitFor(async () => (await taskApi(system).get(request.task_id)).body.data.callback.state === 'delivered', 10_000, 'the delivered state');
     // As the row looks when its sender died mid-attempt: claimed by this replica, leased two minutes.
     await db.query(
       `UPDATE dispatcher.callback_outbox SET state = 'pending', delivered_at = NULL, claimed_by = 'replica-a',
