@@ -108,6 +108,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tasks/{guid}/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The agent output as text/plain (?tail=N): from the dispatcher while the task runs, from object storage once final; ?follow=true streams it (chunked text/plain) until the task is final, then ends */
+        get: operations["tasks_taskLogs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tasks/{guid}/cancel": {
         parameters: {
             query?: never;
@@ -237,6 +254,23 @@ export interface paths {
         };
         /** OAuth 2.0 authorization server metadata (RFC 8414) */
         get: operations["oauth_metadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness of the process alone: 200 while it runs, no dependency checked */
+        get: operations["health_livez"];
         put?: never;
         post?: never;
         delete?: never;
@@ -470,6 +504,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Live events (text/event-stream): task.created, task.status, task.progress, task.finished, dispatcher.state; each has an id, and Last-Event-ID resumes within EVENT_RETENTION_HOURS */
+        get: operations["events_stream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -494,6 +545,36 @@ export interface components {
             container_port: number;
             /** @example tcp */
             protocol?: string;
+        };
+        EgressAllowDto: {
+            /** @example 203.0.113.0/24 */
+            cidr: string;
+            /**
+             * @description TCP ports; omitted or empty: every port
+             * @example [
+             *       443
+             *     ]
+             */
+            ports?: number[];
+        };
+        TaskNetworkDto: {
+            /**
+             * @description Omitted: the dispatcher's AGENT_EGRESS (dispatcher)
+             * @enum {string}
+             */
+            egress?: "none" | "dispatcher" | "open";
+            allow?: components["schemas"]["EgressAllowDto"][];
+        };
+        TaskSecurityDto: {
+            /** @description Omitted: the dispatcher's AGENT_RUN_AS_NON_ROOT (true) */
+            run_as_non_root?: boolean;
+            /**
+             * @description Omitted: the dispatcher's AGENT_RUN_AS_USER (65532)
+             * @example 1000
+             */
+            run_as_user?: number;
+            /** @description Omitted: the dispatcher's AGENT_READ_ONLY_ROOT_FILESYSTEM (true) */
+            read_only_root_filesystem?: boolean;
         };
         TaskTemplateDto: {
             /** @example agent-examples/echo */
@@ -522,6 +603,13 @@ export interface components {
              *     }
              */
             dispatcher_labels?: Record<string, never>;
+            /**
+             * @description The agent pod's runtimeClassName (gVisor, Kata, ...); omitted: the dispatcher's AGENT_RUNTIME_CLASS
+             * @example gvisor
+             */
+            runtime_class?: string;
+            network?: components["schemas"]["TaskNetworkDto"];
+            security?: components["schemas"]["TaskSecurityDto"];
             /**
              * @description Any JSON; stored as briefs/<guid>.json
              * @example {
@@ -673,6 +761,13 @@ export interface components {
              *     }
              */
             dispatcher_labels?: Record<string, never>;
+            /**
+             * @description The agent pod's runtimeClassName (gVisor, Kata, ...); omitted: the dispatcher's AGENT_RUNTIME_CLASS
+             * @example gvisor
+             */
+            runtime_class?: string;
+            network?: components["schemas"]["TaskNetworkDto"];
+            security?: components["schemas"]["TaskSecurityDto"];
             /**
              * @description Any JSON; strings may hold {{payload}} or {{payload.a.b}} placeholders, filled from the event
              * @example {
@@ -1729,6 +1824,100 @@ export interface operations {
             };
         };
     };
+    tasks_taskLogs: {
+        parameters: {
+            query?: {
+                /** @description Only the last N lines */
+                tail?: number;
+                /** @description Stream the output (chunked text/plain) until the task is final, then end */
+                follow?: boolean;
+            };
+            header?: never;
+            path: {
+                guid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The task's output; with ?follow=true streamed (chunked) until the task is final */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description invalid or parse_error: a field is missing, of the wrong type or out of range, or the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_authenticated or authentication_failed */
+            401: {
+                headers: {
+                    /** @description The scheme(s) to authenticate with */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description permission_denied: needs an operator token or the scope tasks:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_found: no such task */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description throttled: too many failed authentications from this address */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+        };
+    };
     tasks_cancel: {
         parameters: {
             query?: never;
@@ -2470,6 +2659,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuthorizationServerMetadata"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+        };
+    };
+    health_livez: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
                 };
             };
             /** @description server_error: the body carries an error id that is also in the log */
@@ -4194,6 +4424,92 @@ export interface operations {
             };
             /** @description not_found: no such workflow */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description throttled: too many failed authentications from this address */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+        };
+    };
+    events_stream: {
+        parameters: {
+            query?: {
+                /** @description Only the events of this task */
+                task_guid?: string;
+                /** @description Resume after this event id (as the Last-Event-ID header does) */
+                last_event_id?: number;
+            };
+            header?: {
+                /** @description Resume after this event id */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-sent events until the client disconnects: task.created, task.status, task.progress, task.finished, dispatcher.state */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description invalid: a query parameter is out of range */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_authenticated or authentication_failed */
+            401: {
+                headers: {
+                    /** @description The scheme(s) to authenticate with */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description permission_denied: needs an operator token or the scope tasks:read */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,6 +5,23 @@
  */
 
 export interface paths {
+    "/livez": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness of the process alone: 200 while it runs, no dependency checked */
+        get: operations["health_livez"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -98,7 +115,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The agent's output (?tail=N lines) */
+        /** The agent's output as text/plain (?tail=N lines); ?follow=true streams it (chunked text/plain) until the task is final */
         get: operations["tasks_logs"];
         put?: never;
         post?: never;
@@ -206,6 +223,46 @@ export interface components {
              */
             protocol?: string;
         };
+        TaskSkillDto: {
+            /** @example lint */
+            slug: string;
+            /** @example 2 */
+            version_number: number;
+            /** @example e3b0c442... */
+            content_hash: string;
+            /** @example skills/sha256/e3b0c442....zip */
+            storage_ref: string;
+        };
+        EgressAllowDto: {
+            /** @example 203.0.113.0/24 */
+            cidr: string;
+            /**
+             * @description TCP ports; omitted or empty: every port
+             * @example [
+             *       443
+             *     ]
+             */
+            ports?: number[];
+        };
+        TaskNetworkDto: {
+            /**
+             * @description Omitted: the dispatcher's AGENT_EGRESS (dispatcher)
+             * @enum {string}
+             */
+            egress?: "none" | "dispatcher" | "open";
+            allow?: components["schemas"]["EgressAllowDto"][];
+        };
+        TaskSecurityDto: {
+            /** @description Omitted: the dispatcher's AGENT_RUN_AS_NON_ROOT (true) */
+            run_as_non_root?: boolean;
+            /**
+             * @description Omitted: the dispatcher's AGENT_RUN_AS_USER (65532)
+             * @example 1000
+             */
+            run_as_user?: number;
+            /** @description Omitted: the dispatcher's AGENT_READ_ONLY_ROOT_FILESYSTEM (true) */
+            read_only_root_filesystem?: boolean;
+        };
         CreateTaskDto: {
             /**
              * Format: uuid
@@ -231,6 +288,12 @@ export interface components {
             callback_token: string;
             /** @example 3600 */
             timeout_seconds?: number;
+            /** @description Skill packages the agent may download */
+            skills?: components["schemas"]["TaskSkillDto"][];
+            /** @example gvisor */
+            runtime_class?: string;
+            network?: components["schemas"]["TaskNetworkDto"];
+            security?: components["schemas"]["TaskSecurityDto"];
         };
         CheckinDto: {
             task_id: string;
@@ -360,6 +423,47 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    health_livez: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+        };
+    };
     health_liveness: {
         parameters: {
             query?: never;
@@ -968,6 +1072,8 @@ export interface operations {
             query?: {
                 /** @description Only the last N lines */
                 tail?: number;
+                /** @description Stream the output (chunked text/plain) until the task is final */
+                follow?: boolean;
             };
             header?: never;
             path: {

@@ -1,5 +1,6 @@
 import { Controller, Get, Headers, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { AnswersWith, Refuses } from '../../shared/http/openapi-decorators';
 import type { Response } from 'express';
 import { DomainError } from '../../shared/errors/domain-error';
 import { streamText } from '../../shared/http/stream-text';
@@ -17,7 +18,8 @@ export class EventsController {
     summary: 'Live events (text/event-stream): task.created, task.status, task.progress, task.finished, dispatcher.state; '
       + 'each has an id, and Last-Event-ID resumes within EVENT_RETENTION_HOURS',
   })
-  @ApiProduces('text/event-stream')
+  @AnswersWith(200, 'text/event-stream', 'Server-sent events until the client disconnects: task.created, task.status, task.progress, task.finished, dispatcher.state')
+  @Refuses({ 400: 'invalid: a query parameter is out of range' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event id' })
   @OperatorOrScope('tasks:read')
   stream(@Query() query: EventsQueryDto, @Headers('last-event-id') lastEventId: string | undefined, @Res() response: Response): Promise<void> {

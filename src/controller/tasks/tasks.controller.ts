@@ -1,12 +1,12 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
-import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { streamText } from '../../shared/http/stream-text';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
 import type { Principal } from '../auth/auth.decorators';
-import { Answers, Refuses } from '../../shared/http/openapi-decorators';
+import { Answers, AnswersWith, Refuses } from '../../shared/http/openapi-decorators';
 import { CallbackAuth, CallbackCaller, CallbackSender } from './callback-auth.guard';
 import { TaskCallbacksService } from './task-callbacks.service';
 import { CursorPage, keysetRequest, toCursorPage } from '../../shared/http/page';
@@ -61,7 +61,8 @@ export class TasksController {
     summary: 'The agent output as text/plain (?tail=N): from the dispatcher while the task runs, from object storage once final; '
       + '?follow=true streams it (chunked text/plain) until the task is final, then ends',
   })
-  @ApiProduces('text/plain')
+  @AnswersWith(200, 'text/plain', "The task's output; with ?follow=true streamed (chunked) until the task is final")
+  @Refuses({ 404: 'not_found: no such task' })
   @OperatorOrScope('tasks:read')
   async taskLogs(@Param('guid') guid: string, @Query() query: TaskLogsQueryDto, @Res() response: Response): Promise<void> {
     if (query.follow) return streamText(response, await this.logs.follow(guid, query.tail));

@@ -1,5 +1,6 @@
 import { Get } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
+import { Answers } from '../http/openapi-decorators';
 import { HealthCheck, HealthCheckResult, HealthCheckService, HealthIndicatorFunction } from '@nestjs/terminus';
 import { SharedHealthIndicators } from './health-indicators';
 
@@ -19,6 +20,8 @@ export abstract class ProbesController {
   protected abstract readinessChecks(): HealthIndicatorFunction[];
 
   @Get('livez')
+  @ApiOperation({ summary: 'Liveness of the process alone: 200 while it runs, no dependency checked' })
+  @Answers(200, { type: 'object', properties: { status: { type: 'string', enum: ['ok'] } }, required: ['status'] }, 'The process answers')
   livez(): { status: 'ok' } {
     return { status: 'ok' };
   }

@@ -27,7 +27,7 @@ export class EgressAllowDto {
   @IsCidr()
   cidr: string;
 
-  @ApiPropertyOptional({ description: 'TCP ports; omitted or empty: every port', example: [443] })
+  @ApiPropertyOptional({ description: 'TCP ports; omitted or empty: every port', type: [Number], example: [443] })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(32)
