@@ -30,7 +30,7 @@ runAgent('echo', async (agent) => {
   await agent.writeObject(resultKey, JSON.stringify(result), 'application/json');
   await agent.progress(100, 'result written');
 
-  await agent.checkback({ status: 'completed', result_key: resultKey, result_metadata: { echoed: brief !== null, skills } });
+  await agent.checkback({ status: 'completed', result_key: resultKey, result_metadata: { echoed: brief !== null, ...(skills.length > 0 ? { skills } : {}) } });
   // On the process engine the folder is on the dispatcher's host: leave nothing behind.
   await rm(skillsDir, { recursive: true, force: true });
   say('echo', `completed with ${resultKey}`);
