@@ -1,8 +1,9 @@
 #!/bin/sh
 # Makes a Docker-compatible container engine available for the `docker` local engine's
 # tests: installs Podman and runc when missing, configures them for this kind of machine
-# (runc, explicit ulimits), builds the tiny local agent image
-# localhost/agent-examples/shell-echo:latest from busybox-static, and serves Podman's
+# (runc, explicit ulimits), builds the tiny local agent images
+# localhost/agent-examples/shell-echo:latest and localhost/agent-examples/shell-skills:latest
+# from busybox-static (one per folder of scripts/agent-images), and serves Podman's
 # Docker Engine API on a unix socket. Safe to run again: every step checks first.
 #
 # Progress goes to stderr; stdout is only the DOCKER_HOST to use, so:
@@ -15,8 +16,6 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${ATC_PODMAN_DIR:-/tmp/atc-podman}
 socket="$dir/podman.sock"
-image=localhost/agent-examples/shell-echo:latest
-agent_script="$here/agent-images/shell-echo/agent.sh"
 
 say() { echo "[setup-podman] $*" >&2; }
 
@@ -50,20 +49,26 @@ CONF
 }
 
 # No registry is reachable: the image is a busybox rootfs imported as a tarball. A label
-# carries the agent script's hash so a changed script rebuilds the image.
+# carries the hash of the agent script and of this recipe, so a change to either rebuilds it.
+# /tmp is 1777 as in any distribution image: agents run as a non-root user, and engines give
+# a tmpfs mounted there the image folder's mode.
+recipe="rootfs-v2: busybox applets, /tmp 1777"
 build_agent_image() {
-  want=$(sha256sum "$agent_script" | cut -c1-64)
+  image="localhost/agent-examples/$1:latest"
+  agent_script="$here/agent-images/$1/agent.sh"
+  want=$( { echo "$recipe"; cat "$agent_script"; } | sha256sum | cut -c1-64)
   have=$(podman image inspect --format '{{index .Labels "agent-script-sha256"}}' "$image" 2>/dev/null || true)
   if [ "$have" = "$want" ]; then
     say "image $image is up to date"
     return
   fi
   say "building $image"
-  rootfs="$dir/shell-echo-rootfs"
+  rootfs="$dir/$1-rootfs"
   rm -rf "$rootfs"
   mkdir -p "$rootfs/bin" "$rootfs/tmp"
+  chmod 1777 "$rootfs/tmp"
   cp /bin/busybox "$rootfs/bin/busybox"
-  for applet in sh wget nc printf head wc cat echo sleep env grep rm tr; do
+  for applet in sh wget nc printf head wc cat echo sleep env grep rm tr sed mkdir cut sha256sum unzip; do
     ln -s busybox "$rootfs/bin/$applet"
   done
   cp "$agent_script" "$rootfs/agent.sh"
@@ -102,7 +107,8 @@ start_service() {
 install_packages
 write_containers_conf
 export CONTAINERS_CONF="$dir/containers.conf"
-build_agent_image
+build_agent_image shell-echo
+build_agent_image shell-skills
 start_service
 say "ready: DOCKER_HOST=unix://$socket"
 echo "unix://$socket"

@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { runAgent, say } from './run-agent';
@@ -9,7 +9,8 @@ import { runAgent, say } from './run-agent';
  */
 runAgent('echo', async (agent) => {
   const { brief_key, env, skills: pinned } = await agent.checkin();
-  const installed = await agent.installSkills(await mkdtemp(path.join(tmpdir(), 'skills-')), { skills: pinned });
+  const skillsDir = await mkdtemp(path.join(tmpdir(), 'skills-'));
+  const installed = await agent.installSkills(skillsDir, { skills: pinned });
   const skills = installed.map(({ slug, version_number, content_hash, manifest }) => ({ slug, version_number, content_hash, name: manifest?.name ?? null }));
   say('echo', `skills installed: ${skills.map((skill) => `${skill.slug}@${skill.version_number}`).join(', ') || '(none)'}`);
   let brief: unknown = null;
@@ -29,6 +30,8 @@ runAgent('echo', async (agent) => {
   await agent.writeObject(resultKey, JSON.stringify(result), 'application/json');
   await agent.progress(100, 'result written');
 
-  await agent.checkback({ status: 'completed', result_key: resultKey, result_metadata: { echoed: brief !== null, skills } });
+  await agent.checkback({ status: 'completed', result_key: resultKey, result_metadata: { echoed: brief !== null, ...(skills.length > 0 ? { skills } : {}) } });
+  // On the process engine the folder is on the dispatcher's host: leave nothing behind.
+  await rm(skillsDir, { recursive: true, force: true });
   say('echo', `completed with ${resultKey}`);
 });

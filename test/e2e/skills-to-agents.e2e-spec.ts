@@ -51,6 +51,10 @@ describe('skills pinned on a task reach its agent', () => {
     const agent = agentFor(task.body.guid);
     expect(sha256(await agent.readObject(pinned(lint.v2, 2).storage_ref))).toBe(sha256(lint.v2));
     await expect(agent.readObject(pinned(lint.v1, 1).storage_ref)).rejects.toMatchObject({ status: 403, code: 'permission_denied' });
+    // Without X-Task-Id the key alone says which task reads the package.
+    const bare = await fetch(`${system.dispatcherUrl}/agent/objects/${pinned(lint.v2, 2).storage_ref}`, { headers: { 'x-agent-key': perTaskAgentKey(system.agentKey, task.body.guid) } });
+    expect(bare.status).toBe(200);
+    expect(sha256(Buffer.from(await bare.arrayBuffer()))).toBe(sha256(lint.v2));
     // Nor may the agent of a task without skills.
     const other = await dispatcherTask([]);
     await expect(agentFor(other).readObject(pinned(lint.v2, 2).storage_ref)).rejects.toMatchObject({ status: 403, code: 'permission_denied' });

@@ -3,6 +3,8 @@ import { dockerConnection } from '../../src/dispatcher/runtime/docker-connection
 
 /** The image scripts/setup-podman.sh builds: a busybox shell agent speaking the agent protocol. */
 export const SHELL_AGENT_IMAGE = 'localhost/agent-examples/shell-echo:latest';
+/** Its sibling that installs the task's skills (scripts/agent-images/shell-skills). */
+export const SKILLS_AGENT_IMAGE = 'localhost/agent-examples/shell-skills:latest';
 export const DEFAULT_DOCKER_HOST = 'unix:///tmp/atc-podman/podman.sock';
 
 /**
@@ -20,10 +22,12 @@ export async function requireContainerEngine(): Promise<{ dockerHost: string; do
   } catch (error) {
     throw new Error(`No container engine answers at DOCKER_HOST=${dockerHost} (${(error as Error).message}). ${fix}`);
   }
-  try {
-    await docker.getImage(SHELL_AGENT_IMAGE).inspect();
-  } catch {
-    throw new Error(`The container engine at ${dockerHost} lacks the image ${SHELL_AGENT_IMAGE}. ${fix}`);
+  for (const image of [SHELL_AGENT_IMAGE, SKILLS_AGENT_IMAGE]) {
+    try {
+      await docker.getImage(image).inspect();
+    } catch {
+      throw new Error(`The container engine at ${dockerHost} lacks the image ${image}. ${fix}`);
+    }
   }
   return { dockerHost, docker };
 }

@@ -53,7 +53,7 @@ describe('AgentClient', () => {
 
   it('checks in with the task id and the agent key and returns the brief key and env', async () => {
     const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true, data: { brief_key: 'briefs/x.json', env: { A: '1' } } }));
-    await expect(client.checkin()).resolves.toEqual({ brief_key: 'briefs/x.json', env: { A: '1' } });
+    await expect(client.checkin()).resolves.toEqual({ brief_key: 'briefs/x.json', env: { A: '1' }, skills: [] });
     expect(seen[0]).toMatchObject({ method: 'POST', url: '/agent/checkin', headers: { 'x-agent-key': 'k-123', 'x-task-id': TASK_ID } });
     expect(JSON.parse(seen[0].body.toString())).toEqual({ task_id: TASK_ID });
   });

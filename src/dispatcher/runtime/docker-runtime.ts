@@ -3,6 +3,7 @@ import Docker from 'dockerode';
 import { cpuToNanoCpus, memoryToBytes } from '../../shared/validation/quantities';
 import { dockerConnection } from './docker-connection';
 import { demultiplexLogs, lastBytes, MAX_LOG_BYTES } from './docker-logs';
+import { containerIsolation } from './docker-isolation';
 import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend } from './runtime';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -17,6 +18,8 @@ export interface DockerRuntimeOptions {
   network: string;
   /** Seconds between SIGTERM and SIGKILL on stop. */
   stopGraceSeconds?: number;
+  /** Processes one agent container may run (AGENT_PIDS_LIMIT). */
+  pidsLimit?: number;
 }
 
 /** A start problem the engine named: the image could not be found or pulled, or start failed. */
@@ -168,15 +171,17 @@ export class DockerRuntime implements RuntimeBackend {
   }
 
   private containerBody(name: string, spec: AgentSpec): Docker.ContainerCreateOptions {
+    const isolation = containerIsolation(spec.isolation, this.options.network, this.options.pidsLimit ?? 1024);
     return {
       name,
+      User: isolation.User,
       Image: spec.image,
       Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
       Labels: { [MANAGED_BY_LABEL]: this.options.dispatcherName, [TASK_ID_LABEL]: spec.taskId },
       ExposedPorts: Object.fromEntries(spec.ports.map((port) => [`${port.containerPort}/${port.protocol.toLowerCase()}`, {}])),
       StopTimeout: this.options.stopGraceSeconds ?? 10,
       HostConfig: {
-        NetworkMode: this.options.network,
+        ...isolation.HostConfig,
         NanoCpus: cpuToNanoCpus(spec.resources.cpu),
         Memory: memoryToBytes(spec.resources.memory),
         AutoRemove: false,

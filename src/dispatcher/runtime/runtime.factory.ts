@@ -25,6 +25,8 @@ function createLocalRuntime(config: AppConfig): RuntimeBackend {
       return new ProcessRuntime(config);
     case 'docker':
       // DOCKER_NETWORK (default host) lets an agent reach a dispatcher that listens on 127.0.0.1.
-      return new DockerRuntime({ dockerHost: config.dockerHost, dispatcherName: config.dispatcherName, network: config.dockerNetwork });
+      return new DockerRuntime({
+        dockerHost: config.dockerHost, dispatcherName: config.dispatcherName, network: config.dockerNetwork, pidsLimit: config.agentIsolation.pidsLimit,
+      });
   }
 }
