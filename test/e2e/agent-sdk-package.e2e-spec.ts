@@ -23,7 +23,7 @@ function scratchProject(): string {
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-sdk-scratch-'));
   const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--workspace', '@agent-task/agent-sdk', '--pack-destination', scratch], { cwd: root, encoding: 'utf8' }));
   fs.writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'word-count-agent', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', `./${packed[0].filename}`], { cwd: scratch, stdio: 'pipe' });
+  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', `./${packed[0].filename}`], { cwd: scratch, stdio: 'pipe' });
   fs.writeFileSync(path.join(scratch, 'agent.ts'), readmeAgent());
   return scratch;
 }
