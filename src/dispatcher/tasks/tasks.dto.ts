@@ -5,7 +5,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto, parseBooleanFlag } from '../../shared/http/page-query.dto';
-import { IsRuntimeClass, MAX_TASK_SKILLS, TaskNetworkDto, TaskSecurityDto, TaskSkillDto } from '../../shared/task-protocol/isolation.dto';
+import { MAX_TASK_SKILLS } from '../../shared/task-protocol/isolation';
+import { IsRuntimeClass, TaskNetworkDto, TaskSecurityDto, TaskSkillDto } from '../../shared/task-protocol/isolation.dto';
 import { IsEnvMap } from '../../shared/validation/maps';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { TASK_STATUSES, TaskStatus } from './task-state';

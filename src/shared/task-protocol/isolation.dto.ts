@@ -5,7 +5,7 @@ import {
   ValidateNested, ValidationOptions,
 } from 'class-validator';
 import ipaddr from 'ipaddr.js';
-import { EGRESS_MODES, EgressMode, MAX_EGRESS_ALLOW, MAX_TASK_SKILLS, RUNTIME_CLASS_NAME } from './isolation';
+import { EGRESS_MODES, EgressMode, MAX_EGRESS_ALLOW, RUNTIME_CLASS_NAME } from './isolation';
 
 /** An IPv4 or IPv6 CIDR block (`10.0.0.0/8`, `2001:db8::/32`), as ipaddr.js parses it. */
 export function isCidr(value: unknown): boolean {
@@ -93,5 +93,3 @@ export function IsRuntimeClass(): PropertyDecorator {
     Matches(RUNTIME_CLASS_NAME, { message: 'runtime_class must be a RuntimeClass name (a-z, 0-9, - and .)' })(target, key);
   };
 }
-
-export { MAX_TASK_SKILLS };
