@@ -47,12 +47,17 @@ export class ResponseValidator {
         this.problems.push(`${name} ${response.status}: no ${header} header`);
       }
     }
+    const mediaType = (response.headers.get('content-type') ?? '').split(';')[0].trim();
+    // An event stream's body never ends: its status, headers and media type are what can be checked.
+    if (mediaType === 'text/event-stream') {
+      if (!documented.content?.[mediaType]) this.problems.push(`${name} ${response.status}: ${mediaType}, not one the document names`);
+      return;
+    }
     const text = await response.text();
     if (!documented.content) {
       if (text) this.problems.push(`${name} ${response.status}: a body the document does not name`);
       return;
     }
-    const mediaType = (response.headers.get('content-type') ?? '').split(';')[0].trim();
     const content = documented.content[mediaType];
     if (!content) return void this.problems.push(`${name} ${response.status}: ${mediaType || 'no content type'}, not one the document names`);
     if (mediaType !== 'application/json') return;

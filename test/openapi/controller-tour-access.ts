@@ -9,6 +9,7 @@ import { basic, expectStatus, form, FORM } from './tour';
  */
 export async function accessTour(client: ControllerClient, operator: Record<string, string>): Promise<Record<string, string>> {
   expectStatus(await client.GET('/.well-known/oauth-authorization-server'), 200);
+  expectStatus(await client.GET('/livez'), 200);
   expectStatus(await client.GET('/health'), 200);
   expectStatus(await client.GET('/ready'), 200);
 

@@ -31,6 +31,9 @@ export async function workTour(client: ControllerClient, context: WorkTourContex
   expectStatus(await client.GET('/api/v1/tasks/{guid}', { ...task, params: { path: { guid: randomUUID() } } }), 404);
 
   await callbackTour(client, context, guid);
+  expectStatus(await client.GET('/api/v1/tasks/{guid}/logs', { ...task, params: { path: { guid }, query: { tail: 10 } }, parseAs: 'text' }), 200);
+  expectStatus(await client.GET('/api/v1/tasks/{guid}/logs', { ...task, params: { path: { guid: randomUUID() } }, parseAs: 'text' }), 404);
+  await eventsTour(client, reader, guid);
   expectStatus(await client.POST('/api/v1/tasks/{guid}/cancel', task), 409);
   const other = await client.POST('/api/v1/tasks', { headers: operator, body: { ...template, brief: { prompt: 'cancel me' } } });
   await context.callbackTokenOf(other.data!.guid);
@@ -38,6 +41,14 @@ export async function workTour(client: ControllerClient, context: WorkTourContex
 
   await skillsTour(client, operator);
   await workflowsAndWebhooksTour(client, context);
+}
+
+/** The event stream answers at once with its headers; the spec reads no further than that. */
+async function eventsTour(client: ControllerClient, reader: Record<string, string>, guid: string): Promise<void> {
+  const stream = await client.GET('/api/v1/events', { headers: reader, params: { query: { task_guid: guid, last_event_id: 0 } }, parseAs: 'stream' });
+  expectStatus(stream, 200);
+  await stream.response.body?.cancel();
+  expectStatus(await client.GET('/api/v1/events', { headers: reader, params: { query: { task_guid: 'not-a-uuid' } }, parseAs: 'text' }), 400);
 }
 
 async function callbackTour(client: ControllerClient, context: WorkTourContext, guid: string): Promise<void> {

@@ -27,6 +27,7 @@ function taskRequest(idleImage: string, briefKey: string) {
 
 /** Every operation of the dispatcher through the typed client: each success and the refusals the contract names. */
 export async function dispatcherTour(client: DispatcherClient, context: DispatcherTourContext): Promise<void> {
+  expectStatus(await client.GET('/livez'), 200);
   expectStatus(await client.GET('/health'), 200);
   expectStatus(await client.GET('/ready'), 200);
   const api = { headers: { 'x-api-key': context.apiKey } };
