@@ -9,6 +9,7 @@ import { runMigrations } from './shared/database/migrate';
 import { SCHEMA_PARTS } from './shared/database/schema-parts';
 import { configureHttp } from './shared/http/configure-app';
 import { createRootLogger, PinoNestLogger, rootLogger } from './shared/logging/logger';
+import { logFormatFor } from './shared/logging/pretty-output';
 import { requestContext } from './shared/logging/request-context';
 
 export interface RunningSystem {
@@ -63,7 +64,7 @@ export async function migrateOnly(given: AppConfig): Promise<string[]> {
  * the dispatcher can register with it.
  */
 export async function startSystem(given: AppConfig): Promise<RunningSystem> {
-  Logger.overrideLogger(new PinoNestLogger(createRootLogger(given.logLevel)));
+  Logger.overrideLogger(new PinoNestLogger(createRootLogger(given.logLevel, logFormatFor(given.logFormat))));
   const logger = new Logger('Boot');
   let embedded: EmbeddedPostgres | undefined;
   let config = given;
