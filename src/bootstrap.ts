@@ -10,6 +10,7 @@ import { SCHEMA_PARTS } from './shared/database/schema-parts';
 import { configureHttp } from './shared/http/configure-app';
 import { ROLE_SCHEMAS } from './openapi-documents';
 import { createRootLogger, PinoNestLogger, rootLogger } from './shared/logging/logger';
+import { logFormatFor } from './shared/logging/pretty-output';
 import { requestContext } from './shared/logging/request-context';
 
 export interface RunningSystem {
@@ -64,7 +65,7 @@ export async function migrateOnly(given: AppConfig): Promise<string[]> {
  * the dispatcher can register with it.
  */
 export async function startSystem(given: AppConfig): Promise<RunningSystem> {
-  Logger.overrideLogger(new PinoNestLogger(createRootLogger(given.logLevel)));
+  Logger.overrideLogger(new PinoNestLogger(createRootLogger(given.logLevel, logFormatFor(given.logFormat))));
   const logger = new Logger('Boot');
   let embedded: EmbeddedPostgres | undefined;
   let config = given;

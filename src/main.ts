@@ -1,8 +1,10 @@
 import 'reflect-metadata';
+import { logBanner } from './boot-banner';
 import { migrateOnly, startSystem } from './bootstrap';
 import { ConfigError, loadConfig } from './shared/config/config';
 import { withEmbeddedSecrets } from './shared/config/secrets';
 import { createRootLogger } from './shared/logging/logger';
+import { logFormatFor } from './shared/logging/pretty-output';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -19,7 +21,7 @@ async function main(): Promise<void> {
     );
     process.exit(2);
   }
-  const logger = createRootLogger(config.logLevel);
+  const logger = createRootLogger(config.logLevel, logFormatFor(config.logFormat));
   if (secrets.generated.length > 0) {
     logger.warn(
       { file: secrets.file, generated: secrets.generated },
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
     return;
   }
   const system = await startSystem(config);
+  logBanner(logger, { config, secretsFile: secrets.file, apiTokenInFile: !process.env.API_TOKEN?.trim() && Boolean(secrets.env.API_TOKEN) });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

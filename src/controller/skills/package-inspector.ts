@@ -33,6 +33,11 @@ export interface PackageInspection {
  * Checks a received file as a zip archive: parses the central directory, refuses unsafe
  * names, and inflates every entry while counting, so a header that lies about its size is
  * caught by the bytes themselves. Reads SKILL.md's front matter on the way.
+ *
+ * yauzl reads the archive; the limits stay here because zip libraries (yauzl, adm-zip,
+ * unzipper, extract-zip) read or extract archives but leave such limits to the caller: the
+ * real inflated bytes against a total, the entry count and each entry's ratio are counted
+ * while streaming, and refused with the contract's messages, before anything is stored.
  */
 export async function inspectPackage(file: string, limits: PackageLimits = PACKAGE_LIMITS): Promise<PackageInspection> {
   let zip: yauzl.ZipFile;

@@ -18,6 +18,8 @@ export interface AppConfig {
   dispatcherPort: number;
   dataDir: string;
   logLevel: string;
+  /** `auto`: pretty lines when stdout is a terminal, JSON lines otherwise. */
+  logFormat: 'auto' | 'json' | 'pretty';
   /** Express `trust proxy`: false, true, a hop count or a list of addresses. */
   trustProxy: boolean | number | string;
 
@@ -254,6 +256,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     dataDir,
     trustProxy: parseTrustProxy(r.string('TRUST_PROXY', 'false')),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    logFormat: r.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty']),
 
     databaseUrl: r.url('DATABASE_URL', null, ['postgres:', 'postgresql:']),
     databasePoolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 200),

@@ -8,9 +8,9 @@ import { AppConfig } from '../config/config';
 import { DomainError } from '../errors/domain-error';
 import { ControllerExceptionFilter, DispatcherExceptionFilter } from '../errors/exception-filters';
 import { createValidationPipe } from '../errors/validation';
-import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
 import { recordHttpRequest } from '../metrics/metrics';
+import { AccessLog, createAccessLog } from './access-log';
 import { answerOverLimitAtOnce, drainUnreadBody } from './drain-unread-body';
 import { serveConsole } from '../../controller/console/console-static';
 import { HotRoute, serveHotRoutesFirst } from './hot-routes';
@@ -46,7 +46,10 @@ export function configureHttp(
   http.disable('x-powered-by');
   http.set('trust proxy', config.trustProxy);
 
-  app.use((request: Request, response: Response, next: NextFunction) => observeRequest(role, request, response, () => expressRoute(request), next));
+  const accessLog = createAccessLog();
+  const observe = (request: IncomingMessage, response: ServerResponse, routeOf: () => string, next: () => void) =>
+    observeRequest(role, accessLog, request, response, routeOf, next);
+  app.use((request: Request, response: Response, next: NextFunction) => observe(request, response, () => expressRoute(request), next));
   if (role === 'dispatcher') {
     // Agents PUT result objects of any type; the bytes are stored as they come.
     app.use('/agent/objects', answerOverLimitAtOnce(express.raw({ type: () => true, limit: config.maxPackageBytes }), config.maxPackageBytes, () => true));
@@ -55,7 +58,7 @@ export function configureHttp(
   serveHotRoutesFirst(app.getHttpServer() as Server, hotRoutes, {
     limitBytes: config.maxJsonBytes,
     respondWithError: (error, request, response) => errors.respond(error, request, response),
-    observe: (request, response, route, handle) => observeRequest(role, request, response, () => route, handle),
+    observe: (request, response, route, handle) => observe(request, response, () => route, handle),
   });
   if (role === 'controller') serveConsole(app);
   app.use(refuseUnknownBodyTypes);
@@ -118,14 +121,19 @@ function refuseUnknownBodyTypes(request: Request, _response: Response, next: Nex
   next(new DomainError('unsupported_media_type', `Content-Type ${type ? `"${type.split(';')[0]}"` : '(none)'} is not supported here; send ${wanted}.`));
 }
 
-const QUIET_PATHS = new Set(['/livez', '/livez/', '/health', '/health/', '/ready', '/ready/', '/metrics']);
-
 /**
  * What every request gets, on the Express routes and the hot lane alike: its id (and the
- * context its log lines carry), then, once answered, its metrics under its route pattern,
- * its access log line and the drain of a body left unread; one 'finish' listener for all.
+ * context its log lines carry), its access log line (pino-http, inside that context), and,
+ * once answered, its metrics under its route pattern and the drain of a body left unread.
  */
-function observeRequest(role: HttpRole, request: IncomingMessage, response: ServerResponse, routeOf: () => string, next: () => void): void {
+function observeRequest(
+  role: HttpRole,
+  accessLog: AccessLog,
+  request: IncomingMessage,
+  response: ServerResponse,
+  routeOf: () => string,
+  next: () => void,
+): void {
   const given = request.headers['x-request-id'];
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   response.setHeader('X-Request-Id', requestId);
@@ -133,10 +141,9 @@ function observeRequest(role: HttpRole, request: IncomingMessage, response: Serv
   response.once('finish', () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     recordHttpRequest(role, request.method ?? '', routeOf(), response.statusCode, seconds);
-    logRequest(request, response, seconds);
     drainUnreadBody(request);
   });
-  requestContext.run({ requestId, role }, next);
+  requestContext.run({ requestId, role }, () => accessLog(request, response, next));
 }
 
 /** The route pattern Express matched, never the raw path (which holds ids). */
@@ -144,21 +151,3 @@ function expressRoute(request: Request): string {
   const routePath = (request.route as { path?: string } | undefined)?.path;
   return routePath ? `${request.baseUrl}${routePath}` : 'unmatched';
 }
-
-/** One line per answered request (probes and metrics only when they fail). */
-function logRequest(request: IncomingMessage, response: ServerResponse, seconds: number): void {
-  const url = (request as Partial<Request>).originalUrl ?? request.url ?? '';
-  if (QUIET_PATHS.has(url.split('?')[0]) && response.statusCode < 400) return;
-  const level = response.statusCode >= 500 ? 'error' : 'info';
-  const logger = rootLogger();
-  if (!logger.isLevelEnabled(level)) return;
-  logger[level](
-    { method: request.method, url: redactQuery(url), status: response.statusCode, duration_ms: Math.round(seconds * 10000) / 10 },
-    'request completed',
-  );
-}
-
-function redactQuery(url: string): string {
-  return url.replace(/([?&](?:token|key|secret|signature)[^=]*=)[^&]*/gi, '$1[redacted]');
-}
-

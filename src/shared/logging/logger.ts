@@ -1,5 +1,6 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger as PinoLogger } from 'pino';
+import { LogFormat, prettyDestination } from './pretty-output';
 import { requestContext } from './request-context';
 
 /** Header and field names whose values never reach a log line. */
@@ -21,7 +22,8 @@ export const REDACTED_PATHS = [
 
 let root: PinoLogger | undefined;
 
-export function createRootLogger(level: string, destination?: pino.DestinationStream): PinoLogger {
+/** The process's logger: JSON lines, or pretty lines for a terminal (`LOG_FORMAT`). */
+export function createRootLogger(level: string, format: LogFormat = 'json', destination?: pino.DestinationStream): PinoLogger {
   root = pino(
     {
       level,
@@ -35,7 +37,7 @@ export function createRootLogger(level: string, destination?: pino.DestinationSt
       },
       formatters: { level: (label) => ({ level: label }) },
     },
-    destination,
+    destination ?? (format === 'pretty' ? prettyDestination() : undefined),
   );
   return root;
 }
