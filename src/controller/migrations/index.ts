@@ -7,6 +7,7 @@ import { CreateWebhookDeliveries1750700000001 } from './1750700000001-CreateWebh
 import { TaskPipeline1760000000000 } from './1760000000000-TaskPipeline';
 import { KeysetListIndexes1770000000000 } from './1770000000000-KeysetListIndexes';
 import { RetentionIndexes1770000000001 } from './1770000000001-RetentionIndexes';
+import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -19,4 +20,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   TaskPipeline1760000000000,
   KeysetListIndexes1770000000000,
   RetentionIndexes1770000000001,
+  AddPodAdditions1780500000000,
 ];

@@ -196,6 +196,7 @@ export class TaskDispatchService {
       callback_url: `${this.config.publicUrl}/api/v1/tasks/${task.guid}/callback/`,
       callback_token: callbackToken,
       timeout_seconds: task.timeoutSeconds,
+      ...task.podAdditions,
     };
   }
 }

@@ -13,6 +13,7 @@ export function taskView(task: Task) {
     ports: task.ports,
     skills: task.skills,
     timeout_seconds: task.timeoutSeconds,
+    ...task.podAdditions,
     brief_key: task.briefKey,
     dispatcher_labels: task.dispatcherLabels,
     dispatcher: task.dispatcherSlug,

@@ -1,3 +1,4 @@
+import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
@@ -63,6 +64,10 @@ export class Task {
 
   @Column({ name: 'timeout_seconds', type: 'integer' })
   timeoutSeconds: number;
+
+  /** Labels, annotations, node_selector, tolerations and priority_class for the agent pod; checked by the dispatcher. */
+  @Column({ name: 'pod_additions', type: 'jsonb', default: () => "'{}'" })
+  podAdditions: PodAdditions;
 
   @Column({ name: 'brief_key', type: 'text' })
   briefKey: string;

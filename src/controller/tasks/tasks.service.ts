@@ -1,3 +1,4 @@
+import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
@@ -69,6 +70,7 @@ export class TasksService {
       ports: (template.ports ?? []).map((port) => ({ container_port: port.container_port, protocol: port.protocol ?? 'tcp' })),
       skills,
       timeoutSeconds: template.timeout_seconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
+      podAdditions: podAdditionsOf(template),
       briefKey: template.brief_key ?? `briefs/${guid}.json`,
       briefPending: template.brief !== undefined ? JSON.stringify(template.brief) : null,
       dispatcherLabels: template.dispatcher_labels ?? {},

@@ -1,3 +1,4 @@
+import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
@@ -46,7 +47,7 @@ function storedTemplate(template: WorkflowTaskTemplateDto): StoredTaskTemplate {
   if (template.timeout_seconds !== undefined) stored.timeout_seconds = template.timeout_seconds;
   if (template.brief !== undefined) stored.brief = template.brief;
   if (template.dispatcher_labels) stored.dispatcher_labels = template.dispatcher_labels;
-  return stored;
+  return { ...stored, ...podAdditionsOf(template) };
 }
 
 function storedTriggers(body: WorkflowBodyDto): StoredTrigger[] {

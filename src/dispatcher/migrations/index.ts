@@ -4,6 +4,7 @@ import { AddRuntimeOwner1710000000002 } from './1710000000002-AddRuntimeOwner';
 import { AddCallbackClaimant1710000000003 } from './1710000000003-AddCallbackClaimant';
 import { StatusListIndex1710000000004 } from './1710000000004-StatusListIndex';
 import { RetentionIndex1710000000005 } from './1710000000005-RetentionIndex';
+import { AddPodAdditions1710000000500 } from './1710000000500-AddPodAdditions';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
@@ -13,4 +14,5 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   AddCallbackClaimant1710000000003,
   StatusListIndex1710000000004,
   RetentionIndex1710000000005,
+  AddPodAdditions1710000000500,
 ];

@@ -5,6 +5,7 @@ import type { V1Job, V1Secret } from '@kubernetes/client-node';
 import { AgentSpec } from './runtime';
 import { checkKnownFields } from './kubernetes-manifest-fields';
 import { JobShaping, shapeJob } from './kubernetes-job-shaping';
+import { applyPodAdditions } from './kubernetes-pod-additions';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TASK_ID_LABEL = 'task-id';
@@ -100,6 +101,7 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
     },
   };
   if (settings.shaping) shapeJob(job, settings.shaping);
+  if (spec.pod) applyPodAdditions(job, spec.pod);
   assertValidJob(job);
   return job;
 }

@@ -3,6 +3,8 @@
  * `process-runtime.ts` and `docker-runtime.ts` (the `local` backend, by LOCAL_ENGINE) and
  * `kubernetes-runtime.ts`; `runtime.factory.ts` picks them from config.
  */
+import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
+
 /** The runtime types a dispatcher can offer: the one list of them in the project. */
 export const RUNTIME_BACKEND_NAMES = ['local', 'kubernetes'] as const;
 export type RuntimeBackendName = (typeof RUNTIME_BACKEND_NAMES)[number];
@@ -17,6 +19,8 @@ export interface AgentSpec {
   resources: { cpu: string; memory: string };
   ports: { containerPort: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[];
   timeoutSeconds: number;
+  /** The task's own pod labels, annotations, node selector, tolerations and priority class (Kubernetes only). */
+  pod?: PodAdditions;
 }
 
 /**
@@ -47,7 +51,7 @@ export interface RuntimeBackend {
    */
   readonly hostLocal: boolean;
   /** Problems with a spec this backend can never run (an unmapped image, ...), by field. */
-  validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]>;
+  validate(spec: Pick<AgentSpec, 'image' | 'namespace' | 'pod'>): Record<string, string[]>;
   /** Starts the agent; returns the backend's reference (Job name, container id, pid). */
   submit(spec: AgentSpec): Promise<string>;
   /** SIGTERM, then SIGKILL after a grace period (or the backend's equivalent). */

@@ -21,5 +21,6 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
       protocol: port.protocol.toUpperCase() as 'TCP' | 'UDP' | 'SCTP',
     })),
     timeoutSeconds: task.timeoutSeconds,
+    pod: task.podAdditions,
   };
 }

@@ -15,6 +15,7 @@ export function taskView(task: TaskEntity, callback?: CallbackOutboxEntity) {
     brief_key: task.briefKey,
     callback_url: task.callbackUrl,
     timeout_seconds: task.timeoutSeconds,
+    ...task.podAdditions,
     status: task.status,
     created_at: iso(task.createdAt),
     started_at: iso(task.startedAt),

@@ -1,4 +1,5 @@
 import { Check, Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
+import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { TaskStatus } from './task-state';
 
@@ -33,6 +34,8 @@ export class TaskEntity {
   @Column('text', { name: 'callback_url' }) callbackUrl: string;
   @Column('text', { name: 'callback_token_sealed' }) callbackTokenSealed: string;
   @Column('integer', { name: 'timeout_seconds' }) timeoutSeconds: number;
+  /** The task's own additions to its agent pod (labels, annotations, node_selector, tolerations, priority_class). */
+  @Column('jsonb', { name: 'pod_additions', default: () => "'{}'" }) podAdditions: PodAdditions;
   /** Keyed digest of the normalised request: the same task id with another body is a conflict. */
   @Column('text', { name: 'request_digest' }) requestDigest: string;
 

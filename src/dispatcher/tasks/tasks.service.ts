@@ -4,6 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { assertObjectKey } from '../../shared/storage/object-storage';
+import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { deriveKey } from '../auth/agent-keys';
 import { CallbackTokenBox } from './callback-token-box';
@@ -52,6 +53,7 @@ export class TasksService {
       callbackUrl: request.callback_url,
       callbackTokenSealed: this.tokens.seal(request.callback_token),
       timeoutSeconds: request.timeout_seconds,
+      podAdditions: podAdditionsOf(request),
       requestDigest: digest,
       status: 'pending',
     });
@@ -121,6 +123,7 @@ export class TasksService {
       callback_url: dto.callback_url,
       callback_token: dto.callback_token,
       timeout_seconds: dto.timeout_seconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
+      ...podAdditionsOf(dto),
     };
   }
 
@@ -137,7 +140,7 @@ export class TasksService {
         throw DomainError.invalid({ brief_key: ['must be a relative object key with no "." or ".." parts'] });
       }
     }
-    const problems = backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace });
+    const problems = backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace, pod: podAdditionsOf(request) });
     if (Object.keys(problems).length > 0) throw DomainError.invalid(problems);
   }
 }

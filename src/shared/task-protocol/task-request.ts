@@ -1,3 +1,5 @@
+import type { PodAdditions } from './pod-additions';
+
 /**
  * What the controller and the dispatcher must agree on about a task request (the seed's
  * `POST /tasks` body): its shapes and the defaults either side fills in for an omitted field.
@@ -12,8 +14,8 @@ export interface TaskPort {
   protocol: string;
 }
 
-/** The seed's task request, as the controller sends it and the dispatcher takes it. */
-export interface TaskRequest {
+/** The seed's task request, as the controller sends it and the dispatcher takes it (plus the pod additions a task sets). */
+export interface TaskRequest extends PodAdditions {
   task_id: string;
   agent_image: string;
   runtime_target: { type: string; namespace: string };
