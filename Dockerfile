@@ -2,7 +2,8 @@
 # One image for every role: ROLE (controller, dispatcher or all) is chosen at run time.
 # Build with `docker build .` (Podman: `podman build --format docker .`, or the
 # HEALTHCHECK is dropped from the OCI image format).
-ARG NODE_VERSION=20.20
+# The current Node LTS: every dependency's engines (file-type needs Node 22 or later) are met.
+ARG NODE_VERSION=24
 
 # Compile TypeScript and build the console (dist/console) with the dev dependencies.
 FROM node:${NODE_VERSION}-bookworm-slim AS build
@@ -17,12 +18,16 @@ COPY console ./console
 # The agent SDK workspace first: the bundled example agents import it; then the server and the console.
 RUN npm run build
 
-# Production dependencies only.
+# Production dependencies only: no dev tools (TypeScript included, which only a
+# Swagger build plugin would use) and no optional ones (PGlite, the embedded PostgreSQL
+# for local use: the image runs against DATABASE_URL).
 FROM node:${NODE_VERSION}-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/agent-sdk/package.json ./packages/agent-sdk/
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund \
+ && npm cache clean --force \
+ && test ! -e node_modules/typescript && test ! -e node_modules/@electric-sql/pglite
 
 FROM node:${NODE_VERSION}-bookworm-slim
 ENV NODE_ENV=production \

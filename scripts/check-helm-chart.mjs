@@ -14,12 +14,13 @@ import { load as loadYaml, loadAll } from 'js-yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 const root = resolve(import.meta.dirname, '..');
 const chart = join(root, 'helm');
-const MODELS = { ConfigMap, Deployment, Job, Ingress, Role, RoleBinding, Secret, Service, ServiceAccount };
+const MODELS = { ConfigMap, Deployment, Job, Ingress, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
 // Custom resources kubernetes-models has no schema for: checked by hand below.
 const CUSTOM_CHECKS = { ServiceMonitor: checkServiceMonitor };
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -32,22 +33,43 @@ const EXPECTED_RULES = {
   'networking.k8s.io/networkpolicies': 'create,delete',
 };
 
+const DB = 'database.url=postgresql://tasks@db:5432/tasks';
+const KEYS = ['secrets.apiToken=t0ken', 'secrets.secretKey=s3cret', 'secrets.dispatcherKey=d1spatch', 'secrets.agentKey=ag3nt'];
 const scenarios = [
-  { name: 'defaults', set: ['database.url=postgresql://tasks@db:5432/tasks'] },
+  { name: 'defaults', set: [DB, ...KEYS] },
   {
     name: 'everything on',
     set: [
-      'database.url=postgresql://tasks@db:5432/tasks', 'redis.url=redis://redis:6379/0',
+      DB, ...KEYS, 'redis.url=redis://redis:6379/0',
       's3.endpoint=http://minio:9000', 's3.accessKey=a', 's3.secretKey=b',
       'ingress.enabled=true', 'ingress.className=nginx', 'ingress.tls[0].secretName=tls', 'ingress.tls[0].hosts[0]=agent-tasks.example.com',
       'dispatcher.kubernetes.namespace=agents', 'dispatcher.kubernetes.extraNamespaces[0]=team-a',
-      'dispatcher.labels.region=eu', 'secrets.forgeWebhookSecret=f', 'migrations.hook=false',
+      'dispatcher.labels.region=eu', 'secrets.forgeWebhookSecret=f', 'secrets.callbackSigningKey=c', 'migrations.hook=false',
       'metrics.serviceMonitor.enabled=true', 'metrics.serviceMonitor.labels.release=kube-prometheus-stack', 'metrics.dashboard.enabled=true',
     ],
     expect: ['ServiceMonitor', 'ConfigMap'],
   },
-  { name: 'existing secret', set: ['secrets.existingSecret=my-secrets'], existingSecret: true },
-  { name: 'dispatcher only', set: ['database.url=postgresql://tasks@db:5432/tasks', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'] },
+  { name: 'GitOps with an existing secret', set: ['secrets.existingSecret=my-secrets'], existingSecret: true },
+  { name: 'dispatcher only', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], roles: ['dispatcher'] },
+  { name: 'dispatcher only with an existing secret', set: ['secrets.existingSecret=my-secrets', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], existingSecret: true, roles: ['dispatcher'] },
+  {
+    name: 'agents with a pod template',
+    set: [
+      DB, ...KEYS, 'dispatcher.kubernetes.podTemplate.spec.imagePullSecrets[0].name=registry-creds',
+      'dispatcher.kubernetes.podTemplate.spec.nodeSelector.pool=agents', 'dispatcher.kubernetes.podTemplate.metadata.labels.team=ml',
+      'dispatcher.kubernetes.taskAdditions.labelPrefixes[0]=tasks.example.com/', 'dispatcher.kubernetes.taskAdditions.priorityClasses[0]=batch-low',
+    ],
+    podTemplate: { metadata: { labels: { team: 'ml' } }, spec: { imagePullSecrets: [{ name: 'registry-creds' }], nodeSelector: { pool: 'agents' }, serviceAccountName: 'tasks-agent-tasks-agent' } },
+  },
+  { name: 'two replicas with Redis', set: [DB, ...KEYS, 'redis.url=redis://redis:6379/0', 'controller.replicaCount=2', 'dispatcher.replicaCount=2'], pdbs: 2 },
+];
+
+/** Values that cannot work must fail with a message that says why. */
+const refusals = [
+  { name: 'no keys', set: [DB], message: 'secrets.apiToken is required' },
+  { name: 'two controller replicas without Redis', set: [DB, ...KEYS, 'controller.replicaCount=2'], message: 'controller.replicaCount > 1 needs redis.url' },
+  { name: 'no dispatcher ServiceAccount and no name', set: [DB, ...KEYS, 'dispatcher.serviceAccount.create=false'], message: 'dispatcher.serviceAccount.create=false needs dispatcher.serviceAccount.name' },
+  { name: 'a mistyped value', set: [DB, ...KEYS, 'controller.replicaCount=two'], message: 'replicaCount' },
 ];
 
 function findHelm() {
@@ -128,6 +150,28 @@ function checkDashboard(where, json, problems) {
       if (!exported.has(name.replace(/_(bucket|sum|count)$/, ''))) problems.push(`${where}: the dashboard queries ${name}, which nothing exports`);
     }
   }
+  checkProduction(scenario, documents, problems);
+}
+
+/** What a cluster needs of the release: no liveness on dependencies, restarts on Secret change, migrations per role, the agents' identity. */
+function checkProduction(scenario, documents, problems) {
+  for (const deployment of documents.filter((d) => d.kind === 'Deployment')) {
+    const where = `${scenario.name}: Deployment ${deployment.metadata.name}`;
+    const [container] = deployment.spec.template.spec.containers;
+    if (container.livenessProbe?.httpGet?.path !== '/livez' || container.startupProbe?.httpGet?.path !== '/livez') problems.push(`${where}: liveness and startup probes must use /livez`);
+    if (!container.lifecycle?.preStop) problems.push(`${where}: no preStop`);
+    if (!/^[0-9a-f]{64}$/.test(deployment.spec.template.metadata.annotations?.['checksum/secret'] ?? '')) problems.push(`${where}: no checksum/secret annotation`);
+  }
+  const migrate = documents.find((d) => d.kind === 'Job');
+  const roles = migrate && [...(migrate.spec.template.spec.initContainers ?? []), ...migrate.spec.template.spec.containers].map((c) => c.args[1]);
+  if (migrate && JSON.stringify(roles) !== JSON.stringify(scenario.roles ?? ['controller', 'dispatcher'])) problems.push(`${scenario.name}: the migration Job migrates ${roles}`);
+  const pdbs = documents.filter((d) => d.kind === 'PodDisruptionBudget').length;
+  if (pdbs !== (scenario.pdbs ?? 0)) problems.push(`${scenario.name}: ${pdbs} PodDisruptionBudgets`);
+  const dispatcher = documents.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-dispatcher'));
+  const template = dispatcher?.spec.template.spec.containers[0].env.find((e) => e.name === 'KUBE_POD_TEMPLATE')?.value;
+  const expected = scenario.podTemplate ?? { spec: { serviceAccountName: 'tasks-agent-tasks-agent' } };
+  if (dispatcher && JSON.stringify(JSON.parse(template ?? '{}')) !== JSON.stringify(expected)) problems.push(`${scenario.name}: KUBE_POD_TEMPLATE is ${template}`);
+  if (dispatcher && !documents.some((d) => d.kind === 'ServiceAccount' && d.metadata.name === 'tasks-agent-tasks-agent' && d.automountServiceAccountToken === false)) problems.push(`${scenario.name}: no agent ServiceAccount`);
 }
 
 function checkPod(where, pod, secretKeys, scenario, problems) {
@@ -154,7 +198,7 @@ function checkRules(where, rules, problems) {
 
 const helmBin = findHelm();
 const problems = [];
-const lint = helm(['lint', chart, '--set', scenarios[0].set[0]]);
+const lint = helm(['lint', chart, ...scenarios[0].set.flatMap((s) => ['--set', s])]);
 if (!lint.ok) problems.push(`helm lint: ${lint.out}${lint.err}`);
 for (const scenario of scenarios) {
   const args = ['template', 'tasks', chart, '--namespace', 'agent-tasks', '--kube-version', '1.30.0', ...scenario.set.flatMap((s) => ['--set', s])];
@@ -167,8 +211,13 @@ for (const scenario of scenarios) {
   check(scenario, documents, problems);
   console.log(`${scenario.name}: ${documents.length} manifests (${documents.map((d) => d.kind).join(', ')})`);
 }
-const missing = helm(['template', 'tasks', chart, '--kube-version', '1.30.0']);
+const missing = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ...KEYS.flatMap((s) => ['--set', s])]);
 if (missing.ok || !missing.err.includes('database.url is required')) problems.push('a release without database.url must be refused');
+for (const refusal of refusals) {
+  const answer = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ...refusal.set.flatMap((s) => ['--set', s])]);
+  if (answer.ok || !answer.err.includes(refusal.message)) problems.push(`${refusal.name} must be refused with "${refusal.message}" (got ${answer.ok ? 'a rendering' : answer.err.trim()})`);
+  else console.log(`refused: ${refusal.name}`);
+}
 if (loadYaml(helm(['show', 'values', chart]).out)?.image?.repository === undefined) problems.push('values.yaml has no image.repository');
 
 if (problems.length > 0) {

@@ -97,7 +97,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "agent-tasks.controllerSecretEnv" -}}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "API_TOKEN") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "SECRET_KEY") }}
-{{ include "agent-tasks.secretEnv" (dict "root" . "name" "CALLBACK_SIGNING_KEY") }}
+{{ include "agent-tasks.secretEnv" (dict "root" . "name" "CALLBACK_SIGNING_KEY" "optional" true) }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "DISPATCHER_API_KEY" "optional" true) }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "FORGE_WEBHOOK_SECRET" "optional" true) }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "CHAT_SIGNING_SECRET" "optional" true) }}
@@ -107,7 +107,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "agent-tasks.dispatcherSecretEnv" -}}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "API_KEY") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "AGENT_KEY") }}
-{{ include "agent-tasks.secretEnv" (dict "root" . "name" "CALLBACK_SIGNING_KEY") }}
+{{ include "agent-tasks.secretEnv" (dict "root" . "name" "CALLBACK_SIGNING_KEY" "optional" true) }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "CONTROLLER_TOKEN" "optional" true) }}
 {{- end }}
 

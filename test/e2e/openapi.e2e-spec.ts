@@ -27,8 +27,8 @@ const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 /** Operations anyone may call: probes, the webhook inlet (signed per source) and the OAuth token endpoint. */
 const PUBLIC: Record<'controller' | 'dispatcher', string[]> = {
-  controller: ['get /health', 'get /ready', 'post /api/v1/webhooks', 'post /api/v1/oauth/token', 'get /.well-known/oauth-authorization-server'],
-  dispatcher: ['get /health', 'get /ready'],
+  controller: ['get /livez', 'get /health', 'get /ready', 'post /api/v1/webhooks', 'post /api/v1/oauth/token', 'get /.well-known/oauth-authorization-server'],
+  dispatcher: ['get /livez', 'get /health', 'get /ready'],
 };
 
 function resolve(document: OpenApiDocument, schema: Schema): Schema {

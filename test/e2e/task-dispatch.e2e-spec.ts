@@ -62,6 +62,22 @@ describe('dispatching controller tasks', () => {
     });
   });
 
+  it("passes the task's pod additions on in the task request, and refuses malformed ones with 400 naming the field", async () => {
+    const dispatcher = await recorder();
+    await checkInDispatcher(system, { name: 'shaped', endpoint_url: dispatcher.url, labels: { suite: 'shaped' }, api_key: 'shaped-key' });
+    const additions = {
+      labels: { 'tasks.example.com/run': 'nightly' }, annotations: { 'tasks.example.com/ticket': 'OPS-1' },
+      node_selector: { gpu: 'a100' }, tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }], priority_class: 'batch-low',
+    };
+    const created = await createDispatchedTask(system, { dispatcher_labels: { suite: 'shaped' }, ...additions });
+    expect(created.body).toMatchObject(additions);
+    expect(dispatcher.requests[0].body).toMatchObject(additions);
+
+    const refused = await createTask(system, { tolerations: [{ key: 'dedicated', effect: 'Always' }], priority_class: 'Not A Name' });
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.body.errors).sort()).toEqual(['priority_class', 'tolerations.0.effect']);
+  });
+
   it('uses DISPATCHER_API_KEY for a dispatcher that sent no api_key', async () => {
     const dispatcher = await recorder();
     await checkInDispatcher(system, { name: 'keyless', endpoint_url: dispatcher.url, labels: { suite: 'keyless' } });

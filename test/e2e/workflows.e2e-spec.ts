@@ -33,6 +33,17 @@ describe('workflows API', () => {
     expect((await http('DELETE', url('crud/'), { headers: auth })).status).toBe(404);
   });
 
+  it("keeps a template's pod additions, which its tasks carry on", async () => {
+    const workflow = makeWorkflow('shaped');
+    const additions = { labels: { 'tasks.example.com/run': 'nightly' }, tolerations: [{ key: 'dedicated', operator: 'Exists' }], priority_class: 'batch-low' };
+    workflow.task_template = { ...(workflow.task_template as object), ...additions };
+    const created = await http('POST', url(), { json: workflow, headers: auth });
+    expect(created.status).toBe(201);
+    expect(created.body.task_template).toMatchObject(additions);
+    expect((await http('GET', url('shaped/'), { headers: auth })).body.task_template).toMatchObject(additions);
+    await http('DELETE', url('shaped/'), { headers: auth });
+  });
+
   it('refuses a second workflow with the same id with 409', async () => {
     expect((await http('POST', url(), { json: makeWorkflow('twice'), headers: auth })).status).toBe(201);
     const again = await http('POST', url(), { json: makeWorkflow('twice'), headers: auth });

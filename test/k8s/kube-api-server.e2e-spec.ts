@@ -23,12 +23,15 @@ describe('Kubernetes API test server', () => {
   });
   afterEach(() => server.close());
 
-  it('creates a Job with uid and resourceVersion, and its Pod owned by it', async () => {
+  it('creates a Job with uid and resourceVersion, and its Pod owned by it shortly after, as the Job controller does', async () => {
     const created = await api('POST', jobs, job('a'));
     expect(created.status).toBe(201);
     const body = await json(created);
     expect(body.metadata).toMatchObject({ name: 'a', namespace: 'default', uid: expect.any(String), resourceVersion: expect.stringMatching(/^\d+$/) });
-    const pods = await json(api('GET', '/api/v1/namespaces/default/pods?labelSelector=job-name%3Da'));
+    const podsOfA = () => json(api('GET', '/api/v1/namespaces/default/pods?labelSelector=job-name%3Da'));
+    expect((await podsOfA()).items).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const pods = await podsOfA();
     expect(pods.kind).toBe('PodList');
     expect(pods.items[0].metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: body.metadata.uid, controller: true })]);
   });
@@ -37,6 +40,7 @@ describe('Kubernetes API test server', () => {
     server.jobs.refusePods('default', 'exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1');
     const created = await json(api('POST', jobs, job('a')));
     const events = async () => (await json(api('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DJob%2CinvolvedObject.name%3Da'))).items;
+    await new Promise((resolve) => setTimeout(resolve, 150));
     expect(await events()).toEqual([expect.objectContaining({
       type: 'Warning', reason: 'FailedCreate',
       message: expect.stringMatching(/^Error creating: pods "a-\w+" is forbidden: exceeded quota: q, /),
@@ -85,6 +89,7 @@ describe('Kubernetes API test server', () => {
     });
     expect(server.store.get('secrets', 'default', 'a-key')!.data).toEqual({ k: Buffer.from('v').toString('base64') });
     await api('POST', jobs, job('b'));
+    expect(server.jobs.pod('default', 'b')).toBeDefined();
     expect((await api('DELETE', `${jobs}/b?propagationPolicy=Orphan`)).status).toBe(200);
     expect(server.store.list('pods', { labelSelector: 'job-name=b' })).toHaveLength(1);
     expect((await api('DELETE', `${jobs}/a`, { propagationPolicy: 'Background' })).status).toBe(200);
@@ -120,4 +125,36 @@ describe('Kubernetes API test server', () => {
     expect(await (await api('GET', `/api/v1/namespaces/default/pods/${pod}/log?tailLines=2`)).text()).toBe('2\n3\n');
     expect(await json(api('GET', '/version'))).toMatchObject({ major: '1' });
   });
+
+  it('refuses by namespace as RBAC does (403), and Pod Security "restricted" refuses a pod that does not comply', async () => {
+    server.forbidNamespace('default');
+    expect(await json(api('GET', jobs))).toMatchObject({ code: 403, reason: 'Forbidden', message: expect.stringContaining('cannot list resource "jobs" in API group "batch" in the namespace "default"') });
+    server = await restart(server, { token: 'secret' });
+    server.enforceRestrictedPodSecurity('default');
+    await api('POST', jobs, job('plain'));
+    const hardened = job('hardened');
+    (hardened.spec.template.spec.containers[0] as Record<string, unknown>).securityContext = {
+      allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' },
+    };
+    await api('POST', jobs, hardened);
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(server.jobs.pod('default', 'hardened')).toBeDefined();
+    expect(server.store.list('pods', { labelSelector: 'job-name=plain' })).toEqual([]);
+    const refused = server.store.list('events', { fieldSelector: 'involvedObject.name=plain,reason=FailedCreate' });
+    expect(refused[0].message).toMatch(/^Error creating: pods "plain-\w+" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false/);
+  });
+
+  it('compacts routinely: a watch resumed from before the compaction gets 410 Gone', async () => {
+    server = await restart(server, { token: 'secret', compactEveryMs: 100 });
+    const before = (await json(api('GET', jobs))).metadata.resourceVersion;
+    await api('POST', jobs, job('a'));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const gone = await (await api('GET', `${jobs}?watch=1&resourceVersion=${before}`)).text();
+    expect(JSON.parse(gone.trim())).toMatchObject({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+  });
 });
+
+async function restart(server: KubeApiServer, options: Parameters<typeof KubeApiServer.start>[0]): Promise<KubeApiServer> {
+  await server.close();
+  return KubeApiServer.start(options);
+}

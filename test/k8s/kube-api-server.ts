@@ -2,6 +2,7 @@ import * as http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { JobSimulator, Propagation } from './kube-job-controller';
 import { networkPolicyProblems } from './kube-network-policies';
+import { restrictedPodSecurity } from './kube-admission';
 import { applyPatch } from './kube-patch';
 import { KubeObject, KubeStore, ListQuery, matches, Resource, StoredEvent } from './kube-store';
 
@@ -10,6 +11,8 @@ export interface KubeApiServerOptions {
   token?: string;
   namespaces?: string[];
   bookmarkIntervalMs?: number;
+  /** Compacts the store this often, as etcd does: a watch resumed from before it answers 410 Gone. */
+  compactEveryMs?: number;
 }
 
 export interface RecordedRequest {
@@ -61,7 +64,12 @@ export class KubeApiServer {
   private readonly delays: Delay[] = [];
   private readonly watches = new Set<http.ServerResponse>();
   private goneWatches = 0;
+  /** How many watches were answered 410 Gone. */
+  expiredWatches = 0;
   private readonly muted = new WeakSet<http.ServerResponse>();
+  /** Namespaces where RBAC grants the token nothing: every request there is 403. */
+  private readonly forbidden = new Set<string>();
+  private compaction: NodeJS.Timeout | undefined;
   private server!: http.Server;
   url = '';
 
@@ -76,10 +84,15 @@ export class KubeApiServer {
     });
     await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', resolve));
     api.url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+    if (options.compactEveryMs) {
+      api.compaction = setInterval(() => api.store.compact(), options.compactEveryMs);
+      api.compaction.unref();
+    }
     return api;
   }
 
   async close(): Promise<void> {
+    clearInterval(this.compaction);
     this.jobs.close();
     this.dropWatches();
     this.server.closeAllConnections();
@@ -110,6 +123,16 @@ export class KubeApiServer {
         this.status(res, status, reason, status === 429 ? 'Too many requests, please try again later.' : 'the server is having trouble', headers);
       },
     });
+  }
+
+  /** RBAC: the token may do nothing in `namespace` (no Role bound there). */
+  forbidNamespace(namespace: string): void {
+    this.forbidden.add(namespace);
+  }
+
+  /** Pod Security admission enforces `restricted` in `namespace` (its `pod-security.kubernetes.io/enforce` label). */
+  enforceRestrictedPodSecurity(namespace: string): void {
+    this.jobs.podAdmission.set(namespace, restrictedPodSecurity);
   }
 
   /** Ends every fault still pending (the outage is over). */
@@ -171,6 +194,11 @@ export class KubeApiServer {
     const route = CORE_PATH.exec(url.pathname) ?? BATCH_PATH.exec(url.pathname) ?? NETWORKING_PATH.exec(url.pathname) ?? NODE_PATH.exec(url.pathname);
     if (!route) return this.status(res, 404, 'NotFound', 'the server could not find the requested resource');
     const [, namespace, resource, name, sub] = route as unknown as [string, string | undefined, Resource, string | undefined, string | undefined];
+    if (namespace && this.forbidden.has(namespace)) {
+      const verb = method === 'POST' ? 'create' : method === 'DELETE' ? 'delete' : method === 'PATCH' ? 'patch' : name ? 'get' : url.searchParams.get('watch') ? 'watch' : 'list';
+      const group = KINDS[resource].group;
+      return this.status(res, 403, 'Forbidden', `${resource}${group ? `.${group}` : ''} is forbidden: User "system:serviceaccount:agent-tasks:dispatcher" cannot ${verb} resource "${resource}" in API group "${group}" in the namespace "${namespace}"`, {}, { kind: resource, group });
+    }
     if (namespace && !this.namespaces.has(namespace) && method !== 'GET') {
       return this.status(res, 404, 'NotFound', `namespaces "${namespace}" not found`, {}, { name: namespace, kind: 'namespaces' });
     }
@@ -309,6 +337,7 @@ export class KubeApiServer {
     const tooOld = from && from !== '0' && Number(from) < this.store.compactedRevision;
     if (this.goneWatches > 0 || tooOld) {
       if (this.goneWatches > 0) this.goneWatches -= 1;
+      this.expiredWatches += 1;
       send('ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${this.store.compactedRevision})`, reason: 'Expired', code: 410 });
       res.end();
       return;

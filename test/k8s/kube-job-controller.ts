@@ -26,14 +26,26 @@ export class JobSimulator {
   private readonly timers = new Set<NodeJS.Timeout>();
   /** Namespaces whose pods admission refuses, with the reason after `is forbidden: `. */
   private readonly refusals = new Map<string, string>();
+  /** Pods the Job controller has yet to create, by `namespace/job`. */
+  private readonly pendingPods = new Map<string, () => void>();
+  /** Admission checks on pods (Pod Security), by namespace: a refusal reason, or undefined to admit. */
+  readonly podAdmission = new Map<string, (pod: Json) => string | undefined>();
 
-  constructor(private readonly store: KubeStore, private readonly podRetryMs = 300) {}
+  constructor(private readonly store: KubeStore, private readonly podRetryMs = 300, private readonly podCreateDelayMs = 50) {}
 
+  /** As kube-controller-manager does, the Job's pod comes after the Job, in a later sync. */
   jobCreated(job: KubeObject): void {
     this.store.update('jobs', job.metadata.namespace, job.metadata.name, (j) => {
       j.status = { active: 0, ready: 0, startTime: now(), uncountedTerminatedPods: {} };
     });
-    this.createPod(job);
+    const key = `${job.metadata.namespace}/${job.metadata.name}`;
+    const create = () => {
+      this.pendingPods.delete(key);
+      const current = this.store.get('jobs', job.metadata.namespace, job.metadata.name);
+      if (current?.metadata.uid === job.metadata.uid) this.createPod(current);
+    };
+    this.pendingPods.set(key, create);
+    this.later(this.podCreateDelayMs, () => this.pendingPods.get(key) === create && create());
   }
 
   /**
@@ -55,8 +67,9 @@ export class JobSimulator {
     }
   }
 
-  /** The Job's newest Pod, which the test drives. */
+  /** The Job's newest Pod, which the test drives (a pod the Job controller is about to create is created first). */
   pod(namespace: string, jobName: string): KubeObject | undefined {
+    this.pendingPods.get(`${namespace}/${jobName}`)?.();
     return this.store.list('pods', { namespace, labelSelector: `job-name=${jobName}` }).at(-1);
   }
 
@@ -69,6 +82,23 @@ export class JobSimulator {
       container.state = { waiting: { reason, message } };
     });
     this.event(pod, 'Warning', 'Failed', `Error: ${reason}: ${message}`);
+  }
+
+  /**
+   * The kubelet's image pull failing again and again: the container's waiting reason goes
+   * ErrImagePull, ImagePullBackOff, ErrImagePull, ... every `everyMs` while the pod is still
+   * waiting on it.
+   */
+  failPulls(namespace: string, jobName: string, message: string, everyMs = 150): void {
+    const podName = this.requirePod(namespace, jobName).metadata.name;
+    const step = (reason: string) => {
+      const pod = this.store.get('pods', namespace, podName);
+      const waiting = (pod?.status as { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] } | undefined)?.containerStatuses?.[0]?.state?.waiting;
+      if (!pod || !waiting) return;
+      this.setWaiting(namespace, jobName, reason, reason === 'ErrImagePull' ? message : `Back-off pulling image: ${message}`);
+      this.later(everyMs, () => step(reason === 'ErrImagePull' ? 'ImagePullBackOff' : 'ErrImagePull'));
+    };
+    step('ErrImagePull');
   }
 
   setUnschedulable(namespace: string, jobName: string, message: string): void {
@@ -249,7 +279,8 @@ export class JobSimulator {
   }
 
   private createPod(job: KubeObject): void {
-    const forbidden = this.refusals.get(job.metadata.namespace);
+    const admission = this.podAdmission.get(job.metadata.namespace);
+    const forbidden = this.refusals.get(job.metadata.namespace) ?? admission?.(((job.spec as Json).template as Json).spec as Json);
     if (forbidden !== undefined) return this.refusePod(job, forbidden);
     const template = (job.spec as Json).template as { metadata?: { labels?: Record<string, string> }; spec: Json };
     // The RuntimeClass admission plugin refuses a pod naming a class the cluster lacks.

@@ -9,6 +9,7 @@ import { KeysetListIndexes1770000000000 } from './1770000000000-KeysetListIndexe
 import { RetentionIndexes1770000000001 } from './1770000000001-RetentionIndexes';
 import { TaskIsolation1780100000000 } from './1780100000000-TaskIsolation';
 import { CreateEvents1780200000000 } from './1780200000000-CreateEvents';
+import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -23,4 +24,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   RetentionIndexes1770000000001,
   TaskIsolation1780100000000,
   CreateEvents1780200000000,
+  AddPodAdditions1780500000000,
 ];

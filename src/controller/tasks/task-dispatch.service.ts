@@ -200,6 +200,7 @@ export class TaskDispatchService {
       callback_token: callbackToken,
       timeout_seconds: task.timeoutSeconds,
       ...isolationFields(task),
+      ...task.podAdditions,
     };
   }
 }

@@ -16,6 +16,7 @@ export function taskView(task: Task) {
     runtime_class: task.runtimeClass,
     network: task.network,
     security: task.security,
+    ...task.podAdditions,
     brief_key: task.briefKey,
     dispatcher_labels: task.dispatcherLabels,
     dispatcher: task.dispatcherSlug,

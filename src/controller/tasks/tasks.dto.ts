@@ -21,6 +21,7 @@ import { KeysetPageQueryDto, parseBooleanFlag } from '../../shared/http/page-que
 import { IsRuntimeClass, TaskNetworkDto, TaskSecurityDto } from '../../shared/task-protocol/isolation.dto';
 import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsStringMap } from '../../shared/validation/maps';
+import { PodAdditionsDto } from '../../shared/task-protocol/pod-additions';
 import { IsInt32 } from '../../shared/validation/int32';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { TASK_STATUSES, TaskStatus } from './tasks.entity';
@@ -69,7 +70,7 @@ export class PortDto {
  * The task template fields (CONTRACT "Workflows and controller tasks") that POST /tasks/
  * and a workflow's `task_template` share; each adds its own kind of brief.
  */
-export class TaskTemplateFieldsDto {
+export class TaskTemplateFieldsDto extends PodAdditionsDto {
   @ApiProperty({ example: 'agent-examples/echo' })
   @IsString()
   @MinLength(1)

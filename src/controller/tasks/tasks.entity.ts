@@ -1,3 +1,4 @@
+import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
@@ -74,6 +75,9 @@ export class Task {
 
   @Column({ type: 'jsonb', nullable: true })
   security: TaskSecurity | null;
+  /** Labels, annotations, node_selector, tolerations and priority_class for the agent pod; checked by the dispatcher. */
+  @Column({ name: 'pod_additions', type: 'jsonb', default: () => "'{}'" })
+  podAdditions: PodAdditions;
 
   @Column({ name: 'brief_key', type: 'text' })
   briefKey: string;

@@ -1,3 +1,4 @@
+import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
@@ -73,6 +74,7 @@ export class TasksService {
       runtimeClass: template.runtime_class ?? null,
       network: networkOf(template.network),
       security: securityOf(template.security),
+      podAdditions: podAdditionsOf(template),
       briefKey: template.brief_key ?? `briefs/${guid}.json`,
       briefPending: template.brief !== undefined ? JSON.stringify(template.brief) : null,
       dispatcherLabels: template.dispatcher_labels ?? {},

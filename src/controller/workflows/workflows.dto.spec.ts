@@ -29,6 +29,10 @@ describe("a workflow's task template", () => {
     ['skills', { skills: ['Bad Skill'] }],
     ['timeout_seconds', { timeout_seconds: 0 }],
     ['ports.0.protocol', { ports: [{ container_port: 80, protocol: 'http' }] }],
+    ['labels', { labels: { team: 7 } }],
+    ['node_selector', { node_selector: ['gpu'] }],
+    ['tolerations.0.operator', { tolerations: [{ key: 'dedicated', operator: 'Maybe' }] }],
+    ['priority_class', { priority_class: 'Not A Name' }],
   ])('checks %s as POST /tasks/ does, with the same message', (field, change) => {
     const expected = problems(TaskTemplateDto, change);
     expect(Object.keys(expected)).toEqual([field]);
@@ -40,5 +44,14 @@ describe("a workflow's task template", () => {
       expect(problems(WorkflowTaskTemplateDto, { runtime_target: { type } })).toEqual({});
       expect(problems(TaskTemplateDto, { runtime_target: { type } })).toEqual({});
     }
+  });
+
+  it('takes the pod additions a dispatcher may allow', () => {
+    const additions = {
+      labels: { 'tasks.example.com/run': 'nightly' }, annotations: { 'tasks.example.com/ticket': 'OPS-1' }, node_selector: { gpu: 'a100' },
+      tolerations: [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule', tolerationSeconds: 60 }], priority_class: 'batch-low',
+    };
+    expect(problems(WorkflowTaskTemplateDto, additions)).toEqual({});
+    expect(problems(TaskTemplateDto, additions)).toEqual({});
   });
 });

@@ -1,4 +1,5 @@
 import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
+import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import { FilterValue } from './workflow-routing';
 
@@ -9,7 +10,7 @@ export interface StoredTrigger {
 }
 
 /** The task fields a workflow run gets; `brief` may hold `{{payload.x.y}}` placeholders. */
-export interface StoredTaskTemplate {
+export interface StoredTaskTemplate extends PodAdditions {
   agent_image: string;
   runtime_target: { type: string; namespace?: string };
   resources?: { cpu?: string; memory?: string };

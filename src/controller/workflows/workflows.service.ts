@@ -1,3 +1,4 @@
+import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
@@ -52,7 +53,7 @@ function storedTemplate(template: WorkflowTaskTemplateDto): StoredTaskTemplate {
   if (network) stored.network = network;
   const security = securityOf(template.security);
   if (security) stored.security = security;
-  return stored;
+  return { ...stored, ...podAdditionsOf(template) };
 }
 
 function storedTriggers(body: WorkflowBodyDto): StoredTrigger[] {

@@ -7,6 +7,7 @@ import { RetentionIndex1710000000005 } from './1710000000005-RetentionIndex';
 import { AddDispatcherReplicas1710000000100 } from './1710000000100-AddDispatcherReplicas';
 import { TaskSkillsAndIsolation1710000000200 } from './1710000000200-TaskSkillsAndIsolation';
 import { AddLogsStoredAt1710000000300 } from './1710000000300-AddLogsStoredAt';
+import { AddPodAdditions1710000000500 } from './1710000000500-AddPodAdditions';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
@@ -19,4 +20,5 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   AddDispatcherReplicas1710000000100,
   TaskSkillsAndIsolation1710000000200,
   AddLogsStoredAt1710000000300,
+  AddPodAdditions1710000000500,
 ];

@@ -6,6 +6,7 @@ import { AgentSpec } from './runtime';
 import { checkKnownFields } from './kubernetes-manifest-fields';
 import { applyIsolation } from './kubernetes-isolation';
 import { JobShaping, shapeJob } from './kubernetes-job-shaping';
+import { applyPodAdditions } from './kubernetes-pod-additions';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TASK_ID_LABEL = 'task-id';
@@ -102,6 +103,7 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
   };
   applyIsolation(job, spec.isolation);
   if (settings.shaping) shapeJob(job, settings.shaping);
+  if (spec.pod) applyPodAdditions(job, spec.pod);
   assertValidJob(job);
   return job;
 }

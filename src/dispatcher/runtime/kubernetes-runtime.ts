@@ -3,7 +3,9 @@ import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-n
 import { AppConfig } from '../../shared/config/config';
 import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
 import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, secretName, TASK_ID_LABEL } from './kubernetes-manifests';
+import { PodAdditionRules } from '../../shared/config/kubernetes-settings';
 import { JobShaping } from './kubernetes-job-shaping';
+import { podAdditionProblems } from './kubernetes-pod-additions';
 import { AgentSecrets } from './kubernetes-secrets';
 import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint } from './kubernetes-network-policy';
 import { isFinal } from './kubernetes-state';
@@ -12,6 +14,7 @@ import { ResourceWatch } from './kubernetes-watch';
 import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend } from './runtime';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const NO_ADDITIONS: PodAdditionRules = { labelPrefixes: [], annotationPrefixes: [], nodeSelectorKeys: [], tolerationKeys: [], priorityClasses: [] };
 
 export interface KubernetesRuntimeOptions {
   namespace: string;
@@ -23,6 +26,8 @@ export interface KubernetesRuntimeOptions {
   /** How long an unschedulable pod may wait for a node (default: startGraceSeconds). */
   pendingGraceSeconds?: number;
   qps: number;
+  /** What a task may add to its pod (KUBE_TASK_*); default: nothing. */
+  taskAdditions?: PodAdditionRules;
   /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
   shaping?: JobShaping;
   /** Given by tests (loadFromOptions); otherwise loaded per `loadKubeConfig`. */
@@ -80,6 +85,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       startGraceSeconds: config.startGraceSeconds,
       pendingGraceSeconds: config.kubernetes.pendingGraceSeconds,
       watchSilenceSeconds: config.kubernetes.watchSilenceSeconds,
+      taskAdditions: config.kubernetes.taskAdditions,
       shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
@@ -92,8 +98,8 @@ export class KubernetesRuntime implements RuntimeBackend {
     });
   }
 
-  validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]> {
-    const problems: Record<string, string[]> = {};
+  validate(spec: Pick<AgentSpec, 'image' | 'namespace' | 'pod'>): Record<string, string[]> {
+    const problems: Record<string, string[]> = spec.pod ? podAdditionProblems(spec.pod, this.options.taskAdditions ?? NO_ADDITIONS) : {};
     const allowed = this.options.allowedNamespaces ?? [this.options.namespace];
     if (spec.namespace && (!DNS_LABEL.test(spec.namespace) || spec.namespace.length > 63)) {
       problems['runtime_target.namespace'] = ['must be a Kubernetes namespace name (a DNS-1123 label)'];

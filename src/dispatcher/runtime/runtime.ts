@@ -4,6 +4,7 @@
  * `kubernetes-runtime.ts`; `runtime.factory.ts` picks them from config.
  */
 import type { AgentIsolation } from '../../shared/task-protocol/isolation';
+import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 
 /** The runtime types a dispatcher can offer: the one list of them in the project. */
 export const RUNTIME_BACKEND_NAMES = ['local', 'kubernetes'] as const;
@@ -21,6 +22,8 @@ export interface AgentSpec {
   timeoutSeconds: number;
   /** Runtime class, egress and security with the dispatcher's defaults filled in. */
   isolation: AgentIsolation;
+  /** The task's own pod labels, annotations, node selector, tolerations and priority class (Kubernetes only). */
+  pod?: PodAdditions;
 }
 
 /**
@@ -51,7 +54,7 @@ export interface RuntimeBackend {
    */
   readonly hostLocal: boolean;
   /** Problems with a spec this backend can never run (an unmapped image, ...), by field. */
-  validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]>;
+  validate(spec: Pick<AgentSpec, 'image' | 'namespace' | 'pod'>): Record<string, string[]>;
   /** Starts the agent; returns the backend's reference (Job name, container id, pid). */
   submit(spec: AgentSpec): Promise<string>;
   /** SIGTERM, then SIGKILL after a grace period (or the backend's equivalent). */

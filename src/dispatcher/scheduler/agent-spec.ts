@@ -24,6 +24,7 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
     })),
     timeoutSeconds: task.timeoutSeconds,
     isolation: isolationOf(task, config.agentIsolation),
+    pod: task.podAdditions,
   };
 }
 

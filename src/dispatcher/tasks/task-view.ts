@@ -19,6 +19,7 @@ export function taskView(task: TaskEntity, callback?: CallbackOutboxEntity) {
     runtime_class: task.runtimeClass,
     network: task.network,
     security: task.security,
+    ...task.podAdditions,
     status: task.status,
     created_at: iso(task.createdAt),
     started_at: iso(task.startedAt),

@@ -1,5 +1,6 @@
 import { Check, Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
 import type { TaskNetwork, TaskSecurity, TaskSkill } from '../../shared/task-protocol/isolation';
+import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { TaskStatus } from './task-state';
 
@@ -42,6 +43,8 @@ export class TaskEntity {
   @Column('text', { name: 'runtime_class', nullable: true }) runtimeClass: string | null;
   @Column('jsonb', { nullable: true }) network: TaskNetwork | null;
   @Column('jsonb', { nullable: true }) security: TaskSecurity | null;
+  /** The task's own additions to its agent pod (labels, annotations, node_selector, tolerations, priority_class). */
+  @Column('jsonb', { name: 'pod_additions', default: () => "'{}'" }) podAdditions: PodAdditions;
   /** Keyed digest of the normalised request: the same task id with another body is a conflict. */
   @Column('text', { name: 'request_digest' }) requestDigest: string;
 

@@ -7,6 +7,7 @@ import {
 import { PageQueryDto, parseBooleanFlag } from '../../shared/http/page-query.dto';
 import { MAX_TASK_SKILLS } from '../../shared/task-protocol/isolation';
 import { IsRuntimeClass, TaskNetworkDto, TaskSecurityDto, TaskSkillDto } from '../../shared/task-protocol/isolation.dto';
+import { PodAdditionsDto } from '../../shared/task-protocol/pod-additions';
 import { IsEnvMap } from '../../shared/validation/maps';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { TASK_STATUSES, TaskStatus } from './task-state';
@@ -30,8 +31,8 @@ export class PortDto {
   protocol?: string;
 }
 
-/** The seed's task creation request. */
-export class CreateTaskDto {
+/** The seed's task creation request, with the additive pod fields of CONTRACT section 4. */
+export class CreateTaskDto extends PodAdditionsDto {
   @ApiProperty({ format: 'uuid', example: '0b4c6f8e-3f1a-4d2b-9c7e-5a6b7c8d9e0f' }) @IsUUID('all', { message: 'task_id must be a UUID' }) task_id: string;
   @ApiProperty({ example: 'agent-examples/echo' }) @IsString() @IsNotEmpty() @MaxLength(512) agent_image: string;
   @ApiProperty({ type: RuntimeTargetDto }) @IsObject() @ValidateNested() @Type(() => RuntimeTargetDto) runtime_target: RuntimeTargetDto;

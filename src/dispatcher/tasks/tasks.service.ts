@@ -4,6 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { assertObjectKey } from '../../shared/storage/object-storage';
+import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { deriveKey } from '../auth/agent-keys';
 import { CallbackTokenBox } from './callback-token-box';
@@ -59,6 +60,7 @@ export class TasksService {
       runtimeClass: request.runtime_class ?? null,
       network: request.network ?? null,
       security: request.security ?? null,
+      podAdditions: podAdditionsOf(request),
       requestDigest: digest,
       status: 'pending',
     });
@@ -133,6 +135,7 @@ export class TasksService {
       timeout_seconds: dto.timeout_seconds ?? DEFAULT_TASK_TIMEOUT_SECONDS,
       // Sent only when set, so a seed request digests as it always did.
       ...isolationOf(dto),
+      ...podAdditionsOf(dto),
     };
   }
 
@@ -149,7 +152,7 @@ export class TasksService {
         throw DomainError.invalid({ brief_key: ['must be a relative object key with no "." or ".." parts'] });
       }
     }
-    const problems = backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace });
+    const problems = backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace, pod: podAdditionsOf(request) });
     if (Object.keys(problems).length > 0) throw DomainError.invalid(problems);
   }
 }

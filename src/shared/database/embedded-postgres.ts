@@ -15,8 +15,7 @@ export interface EmbeddedPostgres {
  * connection and hold no transaction across a network call.
  */
 export async function startEmbeddedPostgres(dataDir: string, port = 0): Promise<EmbeddedPostgres> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  const { PGlite, PGLiteSocketServer } = await loadPglite();
   const folder = path.join(dataDir, 'pg');
   fs.mkdirSync(folder, { recursive: true });
   // Two processes writing one PGlite folder corrupt it (the server and the CLI, say).
@@ -41,4 +40,23 @@ export async function startEmbeddedPostgres(dataDir: string, port = 0): Promise<
       unlock();
     },
   };
+}
+
+/**
+ * PGlite is an optional dependency: the production image leaves it out (it is for local
+ * use, and large). Without it, embedded mode says what to do instead of a module error.
+ */
+export async function loadPglite(load = (name: string) => import(name)) {
+  try {
+    const { PGlite } = (await load('@electric-sql/pglite')) as typeof import('@electric-sql/pglite');
+    const { PGLiteSocketServer } = (await load('@electric-sql/pglite-socket')) as typeof import('@electric-sql/pglite-socket');
+    return { PGlite, PGLiteSocketServer };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== 'ERR_MODULE_NOT_FOUND' && code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(
+      'DATABASE_URL is not set and the embedded PostgreSQL (@electric-sql/pglite, an optional dependency) is not installed here: '
+        + 'set DATABASE_URL to a PostgreSQL server, or install the optional dependencies (npm ci without --omit=optional) for embedded mode.',
+    );
+  }
 }

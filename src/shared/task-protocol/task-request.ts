@@ -1,4 +1,5 @@
 import type { TaskNetwork, TaskSecurity, TaskSkill } from './isolation';
+import type { PodAdditions } from './pod-additions';
 
 /**
  * What the controller and the dispatcher must agree on about a task request (the seed's
@@ -16,9 +17,9 @@ export interface TaskPort {
 
 /**
  * The seed's task request, as the controller sends it and the dispatcher takes it, with the
- * additive fields of CONTRACT section 4 (sent only when set; a seed-only dispatcher ignores them).
+ * additive fields of CONTRACT section 4, the pod additions among them (sent only when set; a seed-only dispatcher ignores them).
  */
-export interface TaskRequest {
+export interface TaskRequest extends PodAdditions {
   task_id: string;
   agent_image: string;
   runtime_target: { type: string; namespace: string };
