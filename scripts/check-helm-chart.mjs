@@ -116,6 +116,7 @@ function check(scenario, documents, problems) {
   for (const kind of scenario.expect ?? []) {
     if (!documents.some((doc) => doc.kind === kind)) problems.push(`${scenario.name}: no ${kind} rendered`);
   }
+  checkProduction(scenario, documents, problems);
 }
 
 /** The ServiceMonitor selects both roles' Services and names a port each of them has. */
@@ -150,7 +151,6 @@ function checkDashboard(where, json, problems) {
       if (!exported.has(name.replace(/_(bucket|sum|count)$/, ''))) problems.push(`${where}: the dashboard queries ${name}, which nothing exports`);
     }
   }
-  checkProduction(scenario, documents, problems);
 }
 
 /** What a cluster needs of the release: no liveness on dependencies, restarts on Secret change, migrations per role, the agents' identity. */

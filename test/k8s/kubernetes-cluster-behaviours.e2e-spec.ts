@@ -1,3 +1,4 @@
+import { DEFAULT_AGENT_ISOLATION } from '../../src/shared/task-protocol/isolation';
 import { jobName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { KubeApiServer, KubeApiServerOptions } from './kube-api-server';
 import { BackendUnderTest, makeSpec, startBackend, TOKEN, waitFor } from './kube-fixtures';
@@ -37,13 +38,18 @@ describe('Kubernetes backend against a cluster-like API server', () => {
     expect(server.store.list('jobs')).toEqual([]);
   });
 
-  it('fails a task whose pod restricted Pod Security refuses, with the admission message, after the start grace', async () => {
+  it('runs a hardened agent pod where restricted Pod Security is enforced, and fails one relaxed to root with the admission message', async () => {
     await start();
     server.enforceRestrictedPodSecurity('team-a');
-    const spec = makeSpec({ namespace: 'team-a' });
-    await under.backend.submit(spec);
-    const state = await under.waitForPhase(spec.taskId, 'failed_to_start', 5000);
-    expect(state).toMatchObject({ reason: 'FailedCreate', message: expect.stringMatching(/is forbidden: violates PodSecurity "restricted:latest": /) });
+    const hardened = makeSpec({ namespace: 'team-a' });
+    await under.backend.submit(hardened);
+    server.jobs.run('team-a', jobName(hardened.taskId));
+    await under.waitForPhase(hardened.taskId, 'running', 5000);
+
+    const relaxed = makeSpec({ namespace: 'team-a', isolation: { ...DEFAULT_AGENT_ISOLATION, security: { ...DEFAULT_AGENT_ISOLATION.security, runAsNonRoot: false } } });
+    await under.backend.submit(relaxed);
+    const state = await under.waitForPhase(relaxed.taskId, 'failed_to_start', 5000);
+    expect(state).toMatchObject({ reason: 'FailedCreate', message: expect.stringMatching(/is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true/) });
   });
 
   it('fails a pull that alternates ErrImagePull and ImagePullBackOff after one start grace, not a fresh one per flip', async () => {

@@ -22,6 +22,7 @@ describe('agent isolation on the Kubernetes backend', () => {
     const spec = makeSpec();
     const ref = await under.backend.submit(spec);
     const job = server.store.get('jobs', 'default', jobName(spec.taskId))!;
+    await waitFor(() => server.store.list('pods').length > 0, 3000, 'the Job controller to create the pod');
     const pod = server.store.list('pods')[0];
     expect((pod.spec as any).securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
     expect((pod.spec as any).containers[0].securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true });
@@ -61,7 +62,9 @@ describe('agent isolation on the Kubernetes backend', () => {
     expect(created.status).toBe(201);
     const spec = makeSpec({ isolation: { ...DEFAULT_AGENT_ISOLATION, runtimeClass: 'gvisor' } });
     await under.backend.submit(spec);
-    expect((server.store.list('pods')[0].spec as any).runtimeClassName).toBe('gvisor');
+    await waitFor(() => server.store.list('pods').length > 0, 3000, 'the Job controller to create the pod');
+    const pod = server.store.list('pods')[0];
+    expect((pod.spec as any).runtimeClassName).toBe('gvisor');
     server.jobs.run('default', jobName(spec.taskId));
     await under.waitForPhase(spec.taskId, 'running');
   });
