@@ -5,6 +5,7 @@ import { AddCallbackClaimant1710000000003 } from './1710000000003-AddCallbackCla
 import { StatusListIndex1710000000004 } from './1710000000004-StatusListIndex';
 import { RetentionIndex1710000000005 } from './1710000000005-RetentionIndex';
 import { AddDispatcherReplicas1710000000100 } from './1710000000100-AddDispatcherReplicas';
+import { AddTaskClaimant1710000000101 } from './1710000000101-AddTaskClaimant';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
@@ -15,4 +16,5 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   StatusListIndex1710000000004,
   RetentionIndex1710000000005,
   AddDispatcherReplicas1710000000100,
+  AddTaskClaimant1710000000101,
 ];

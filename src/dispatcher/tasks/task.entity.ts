@@ -57,4 +57,6 @@ export class TaskEntity {
   @Column('text', { name: 'runtime_ref', nullable: true }) runtimeRef: string | null;
   /** DISPATCHER_INSTANCE of the replica that submitted the agent. */
   @Column('text', { name: 'runtime_owner', nullable: true }) runtimeOwner: string | null;
+  /** DISPATCHER_INSTANCE of the replica that claimed the task to start it. */
+  @Column('text', { name: 'claimed_by', nullable: true }) claimedBy: string | null;
 }
