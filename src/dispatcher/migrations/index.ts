@@ -5,6 +5,7 @@ import { AddCallbackClaimant1710000000003 } from './1710000000003-AddCallbackCla
 import { StatusListIndex1710000000004 } from './1710000000004-StatusListIndex';
 import { RetentionIndex1710000000005 } from './1710000000005-RetentionIndex';
 import { AddDispatcherReplicas1710000000100 } from './1710000000100-AddDispatcherReplicas';
+import { AddTaskClaimant1710000000101 } from './1710000000101-AddTaskClaimant';
 import { TaskSkillsAndIsolation1710000000200 } from './1710000000200-TaskSkillsAndIsolation';
 import { AddLogsStoredAt1710000000300 } from './1710000000300-AddLogsStoredAt';
 import { AddPodAdditions1710000000500 } from './1710000000500-AddPodAdditions';
@@ -18,6 +19,7 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   StatusListIndex1710000000004,
   RetentionIndex1710000000005,
   AddDispatcherReplicas1710000000100,
+  AddTaskClaimant1710000000101,
   TaskSkillsAndIsolation1710000000200,
   AddLogsStoredAt1710000000300,
   AddPodAdditions1710000000500,

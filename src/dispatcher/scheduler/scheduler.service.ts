@@ -53,6 +53,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       backend.onStateChange((taskId, state) => void this.onAgentState(taskId, state));
     }
     await this.removeStrayAgents(this.runtimes.backends, { unknownToo: true }).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
+    await this.startOwnUnsubmittedClaims().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not take up unstarted claims'));
     this.subscription = this.signals.schedule.subscribe(() => this.starts.kick());
     this.timer = setInterval(() => {
       this.starts.kick();
@@ -84,7 +85,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * `starting`), so the next round may claim again at once, within the limit.
    */
   private async startPending(): Promise<void> {
-    const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks);
+    const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks, this.config.dispatcherInstance);
     for (const task of claimed) {
       const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
       this.submitting.set(task.taskId, submitted);
@@ -135,6 +136,19 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         return null;
       });
       if (state) await this.apply(task, state);
+    }
+  }
+
+  /**
+   * Claims this replica's previous process made and never submitted (it stopped in between):
+   * this process has no submit in flight yet, so they are started now, not after ORPHAN_CLAIM_MS.
+   */
+  private async startOwnUnsubmittedClaims(): Promise<void> {
+    for (const task of await this.tasks.unsubmittedClaimsOf(this.config.dispatcherInstance)) {
+      if (!task.startedAt || !(await this.tasks.reclaimOrphan(task.taskId, new Date(task.startedAt)))) continue;
+      this.logger.warn({ taskId: task.taskId }, 'Starting a task this replica claimed before it stopped');
+      const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
+      this.submitting.set(task.taskId, submitted);
     }
   }
 

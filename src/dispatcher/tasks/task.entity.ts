@@ -69,4 +69,6 @@ export class TaskEntity {
   @Column('text', { name: 'runtime_owner', nullable: true }) runtimeOwner: string | null;
   /** When the agent's output was stored at `logs/<task_id>.txt` (final tasks only). */
   @Column('timestamptz', { name: 'logs_stored_at', nullable: true }) logsStoredAt: Date | null;
+  /** DISPATCHER_INSTANCE of the replica that claimed the task to start it. */
+  @Column('text', { name: 'claimed_by', nullable: true }) claimedBy: string | null;
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, In } from 'typeorm';
+import { DataSource, EntityManager, In, IsNull } from 'typeorm';
 import { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity.js';
 import { CallbackOutboxEntity } from '../callbacks/callback-outbox.entity';
 import { callbackBody } from '../callbacks/callback-body';
@@ -92,7 +92,7 @@ export class TasksRepository {
    * (the time-out counts from here), in arrival order: by `created_at` as the task list
    * shows it, the sequence breaking ties.
    */
-  claimPending(capacity: number): Promise<TaskEntity[]> {
+  claimPending(capacity: number, claimant: string | null = null): Promise<TaskEntity[]> {
     return this.db.transaction(async (manager) => {
       // Taken before the statement below, so its snapshot sees every claim committed before.
       await manager.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
@@ -100,12 +100,13 @@ export class TasksRepository {
         `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
          claimed AS (
            UPDATE ${TASKS} t SET status = 'starting', started_at = statement_timestamp(),
-             deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type
+             deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type,
+             claimed_by = $3
            WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq
                                FOR UPDATE SKIP LOCKED LIMIT (SELECT slots FROM free))
            RETURNING t.*)
          SELECT * FROM claimed ORDER BY created_at, seq`,
-        [capacity, ACTIVE_STATUSES],
+        [capacity, ACTIVE_STATUSES, claimant],
       );
       return claimed.map((row) => this.toTask(row));
     });
@@ -135,6 +136,17 @@ export class TasksRepository {
       [taskId, claimedAt],
     )) as [unknown[], number];
     return rows.length === 1;
+  }
+
+  /**
+   * Tasks `claimant` claimed and never handed to a runtime: at that replica's boot, the
+   * claims its previous process left when it stopped between claiming and submitting.
+   */
+  unsubmittedClaimsOf(claimant: string): Promise<TaskEntity[]> {
+    return this.db.getRepository(TaskEntity).find({
+      where: { status: 'starting', claimedBy: claimant, runtimeRef: IsNull() },
+      order: { seq: 'ASC' },
+    });
   }
 
   /** Tasks handed to a runtime and not final yet, for watching and recovery. */
