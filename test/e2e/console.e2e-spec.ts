@@ -112,6 +112,26 @@ describe('operator console', () => {
     await screenshot(page, '07-workflows');
   });
 
+  it('signs in with OAuth client credentials and keeps only the access token', async () => {
+    const client = await http('POST', `${system.controllerUrl}/api/v1/oauth/clients/`, {
+      headers: operator(system), json: { name: 'console-reader', scopes: ['tasks:read', 'dispatchers:read'] },
+    });
+    const other = await context.browser()!.newContext({ viewport: { width: 1280, height: 800 } });
+    const reader = await other.newPage();
+    const readerErrors = watchErrors(reader);
+    await reader.goto(`${system.controllerUrl}/console/`);
+    await reader.getByRole('tab', { name: 'OAuth client' }).click();
+    await reader.getByLabel('Client id').fill(client.body.client_id);
+    await reader.getByLabel('Client secret').fill(client.body.client_secret);
+    await reader.getByRole('button', { name: 'Sign in' }).click();
+    await reader.locator('tr[data-task]').first().waitFor();
+    const kept = String(await reader.evaluate('JSON.stringify(sessionStorage)'));
+    expect(kept).toContain('accessToken');
+    expect(kept).not.toContain(client.body.client_secret);
+    await other.close();
+    expect(readerErrors).toEqual([]);
+  });
+
   it('is readable on a phone', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${system.controllerUrl}/console/#/tasks`);

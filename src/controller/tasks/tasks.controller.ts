@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { streamText } from '../../shared/http/stream-text';
+import { abortOnClose, streamText } from '../../shared/http/stream-text';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
@@ -59,7 +59,7 @@ export class TasksController {
   @ApiProduces('text/plain')
   @OperatorOrScope('tasks:read')
   async taskLogs(@Param('guid') guid: string, @Query() query: TaskLogsQueryDto, @Res() response: Response): Promise<void> {
-    if (query.follow) return streamText(response, await this.logs.follow(guid, query.tail));
+    if (query.follow) return streamText(response, await this.logs.follow(guid, query.tail, abortOnClose(response)));
     response.type('text/plain; charset=utf-8').send(await this.logs.read(guid, query.tail));
   }
 

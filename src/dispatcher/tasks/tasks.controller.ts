@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { streamText } from '../../shared/http/stream-text';
+import { abortOnClose, streamText } from '../../shared/http/stream-text';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard';
 import { CreateTaskDto, ListTasksQuery, LogsQuery } from './tasks.dto';
@@ -40,7 +40,7 @@ export class TasksController {
   @ApiOperation({ summary: 'The agent output as text/plain (?tail=N); ?follow=true streams it (chunked text/plain) until the task is final' })
   @ApiProduces('text/plain')
   async logs(@Param('taskId') taskId: string, @Query() query: LogsQuery, @Res() response: Response): Promise<void> {
-    if (query.follow) return streamText(response, await this.tasks.followLogs(taskId, query.tail));
+    if (query.follow) return streamText(response, await this.tasks.followLogs(taskId, query.tail, abortOnClose(response)));
     response.type('text/plain; charset=utf-8').send(await this.tasks.logs(taskId, query.tail));
   }
 }
