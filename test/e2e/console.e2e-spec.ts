@@ -59,12 +59,13 @@ describe('operator console', () => {
   });
 
   it("follows a running task's logs on its page", async () => {
-    const guid = (await createTask(system, { agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '4' } })).body.guid as string;
+    const guid = (await createTask(system, { agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '4' }, brief: { prompt: 'follow me' } })).body.guid as string;
     await page.goto(`${system.controllerUrl}/console/#/tasks/${guid}`);
     const logs = page.getByLabel('Task output');
     await logs.filter({ hasText: 'sleeping 4 s' }).waitFor({ timeout: 30_000 });
     await logs.filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
     await page.locator('.timeline .status-completed').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Brief').filter({ hasText: 'follow me' }).waitFor();
     await screenshot(page, '03-task-detail');
   });
 

@@ -51,6 +51,14 @@ export class TasksController {
     return taskView(await this.tasks.get(guid));
   }
 
+  @Get(':guid/brief')
+  @ApiOperation({ summary: 'The task\'s brief as its agent reads it (the inline brief as JSON, or the object at brief_key)' })
+  @OperatorOrScope('tasks:read')
+  async brief(@Param('guid') guid: string, @Res() response: Response): Promise<void> {
+    const brief = await this.tasks.brief(guid);
+    response.type(brief.contentType).send(brief.body);
+  }
+
   @Get(':guid/logs')
   @ApiOperation({
     summary: 'The agent output as text/plain (?tail=N): from the dispatcher while the task runs, from object storage once final; '
