@@ -59,12 +59,13 @@ describe('operator console', () => {
   });
 
   it("follows a running task's logs on its page", async () => {
-    const guid = (await createTask(system, { agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '4' } })).body.guid as string;
+    const guid = (await createTask(system, { agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '4' }, brief: { prompt: 'follow me' } })).body.guid as string;
     await page.goto(`${system.controllerUrl}/console/#/tasks/${guid}`);
     const logs = page.getByLabel('Task output');
     await logs.filter({ hasText: 'sleeping 4 s' }).waitFor({ timeout: 30_000 });
     await logs.filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
     await page.locator('.timeline .status-completed').waitFor({ timeout: 30_000 });
+    await page.getByLabel('Brief').filter({ hasText: 'follow me' }).waitFor();
     await screenshot(page, '03-task-detail');
   });
 
@@ -110,6 +111,26 @@ describe('operator console', () => {
     await page.getByRole('button', { name: 'Runs' }).click();
     await page.locator('.card table').waitFor();
     await screenshot(page, '07-workflows');
+  });
+
+  it('signs in with OAuth client credentials and keeps only the access token', async () => {
+    const client = await http('POST', `${system.controllerUrl}/api/v1/oauth/clients/`, {
+      headers: operator(system), json: { name: 'console-reader', scopes: ['tasks:read', 'dispatchers:read'] },
+    });
+    const other = await context.browser()!.newContext({ viewport: { width: 1280, height: 800 } });
+    const reader = await other.newPage();
+    const readerErrors = watchErrors(reader);
+    await reader.goto(`${system.controllerUrl}/console/`);
+    await reader.getByRole('tab', { name: 'OAuth client' }).click();
+    await reader.getByLabel('Client id').fill(client.body.client_id);
+    await reader.getByLabel('Client secret').fill(client.body.client_secret);
+    await reader.getByRole('button', { name: 'Sign in' }).click();
+    await reader.locator('tr[data-task]').first().waitFor();
+    const kept = String(await reader.evaluate('JSON.stringify(sessionStorage)'));
+    expect(kept).toContain('accessToken');
+    expect(kept).not.toContain(client.body.client_secret);
+    await other.close();
+    expect(readerErrors).toEqual([]);
   });
 
   it('is readable on a phone', async () => {

@@ -60,6 +60,18 @@ describe('task logs through the controller', () => {
     expect(answer.text).toContain('completed with');
   });
 
+  it('serves the brief before and after the dispatch loop stores it', async () => {
+    const brief = (guid: string) => http('GET', `${system.controllerUrl}/api/v1/tasks/${guid}/brief/`, { headers: operator(system) });
+    const guid = (await createTask(system, { brief: { prompt: 'read me' } })).body.guid as string;
+    const early = await brief(guid);
+    expect(early.status).toBe(200);
+    expect(early.body).toEqual({ prompt: 'read me' });
+    await completed(guid);
+    expect((await brief(guid)).body).toEqual({ prompt: 'read me' });
+    const none = (await createTask(system, { brief: undefined })).body.guid as string;
+    expect((await brief(none)).status).toBe(404);
+  });
+
   it('answers 404 for an unknown task and 400 for a bad tail', async () => {
     expect((await logs(crypto.randomUUID())).status).toBe(404);
     expect((await logs(crypto.randomUUID(), '?follow=true')).status).toBe(404);

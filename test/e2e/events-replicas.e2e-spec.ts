@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { ControllerRetention } from '../../src/controller/controller-retention';
 import { checkInDispatcher, createTask, getTask, operator } from '../harness/controller-tasks';
 import { openEventStream } from '../harness/events';
 import { http } from '../harness/http';
@@ -78,6 +79,16 @@ describe('GET /api/v1/events/ across controller replicas', () => {
     const states = () => stream.events.filter((event) => event.event === 'dispatcher.state' && event.data.dispatcher_slug === 'events-probe');
     await waitFor(() => states().some((event) => event.data.status === 'stale'), 30_000, 'the silent dispatcher to turn stale');
     expect(states()[0].data.status).toBe('online');
+  });
+
+  it('keeps a bounded window: the retention sweep prunes events past EVENT_RETENTION_HOURS', async () => {
+    const db = a.controller!.get(DataSource);
+    const guid = (await createTask(a, { brief: { prompt: 'old' } })).body.guid as string;
+    await db.query(`UPDATE "controller"."events" SET created_at = now() - interval '25 hours' WHERE task_guid = $1`, [guid]);
+    const removed = await a.controller!.get(ControllerRetention).sweepAll();
+    expect(removed.get('events')).toBeGreaterThanOrEqual(1);
+    const [left] = await db.query(`SELECT count(*)::int AS n FROM "controller"."events" WHERE task_guid = $1 AND created_at < now() - interval '24 hours'`, [guid]);
+    expect(left.n).toBe(0);
   });
 
   it('answers 401 without a credential and 400 for a Last-Event-ID that is not an id', async () => {

@@ -108,6 +108,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tasks/{guid}/brief": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The task's brief as its agent reads it (the inline brief as JSON, or the object at brief_key) */
+        get: operations["tasks_brief"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/tasks/{guid}/logs": {
         parameters: {
             query?: never;
@@ -525,6 +542,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        TolerationDto: {
+            /** @example dedicated */
+            key?: string;
+            /** @enum {string} */
+            operator?: "Exists" | "Equal";
+            /** @example agents */
+            value?: string;
+            /** @enum {string} */
+            effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+            /** @example 300 */
+            tolerationSeconds?: number;
+        };
         RuntimeTargetDto: {
             /**
              * @description A runtime type some dispatcher offers (its `backends`): local, kubernetes, ...
@@ -577,6 +606,29 @@ export interface components {
             read_only_root_filesystem?: boolean;
         };
         TaskTemplateDto: {
+            /**
+             * @description Labels added to the agent pod (keys the dispatcher allows)
+             * @example {
+             *       "team.example.com/name": "ml"
+             *     }
+             */
+            labels?: Record<string, never>;
+            /** @description Annotations added to the agent pod (keys the dispatcher allows) */
+            annotations?: Record<string, never>;
+            /**
+             * @description nodeSelector entries (keys the dispatcher allows)
+             * @example {
+             *       "node.example.com/pool": "gpu"
+             *     }
+             */
+            node_selector?: Record<string, never>;
+            /** @description Tolerations (keys the dispatcher allows) */
+            tolerations?: components["schemas"]["TolerationDto"][];
+            /**
+             * @description priorityClassName (one the dispatcher allows)
+             * @example batch-low
+             */
+            priority_class?: string;
             /** @example agent-examples/echo */
             agent_image: string;
             runtime_target: components["schemas"]["RuntimeTargetDto"];
@@ -735,6 +787,29 @@ export interface components {
             namespace?: string;
         };
         WorkflowTaskTemplateDto: {
+            /**
+             * @description Labels added to the agent pod (keys the dispatcher allows)
+             * @example {
+             *       "team.example.com/name": "ml"
+             *     }
+             */
+            labels?: Record<string, never>;
+            /** @description Annotations added to the agent pod (keys the dispatcher allows) */
+            annotations?: Record<string, never>;
+            /**
+             * @description nodeSelector entries (keys the dispatcher allows)
+             * @example {
+             *       "node.example.com/pool": "gpu"
+             *     }
+             */
+            node_selector?: Record<string, never>;
+            /** @description Tolerations (keys the dispatcher allows) */
+            tolerations?: components["schemas"]["TolerationDto"][];
+            /**
+             * @description priorityClassName (one the dispatcher allows)
+             * @example batch-low
+             */
+            priority_class?: string;
             /** @example agent-examples/echo */
             agent_image: string;
             runtime_target: components["schemas"]["WorkflowRuntimeTargetDto"];
@@ -1785,6 +1860,86 @@ export interface operations {
                 };
             };
             /** @description not_found: no such task */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description throttled: too many failed authentications from this address */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+        };
+    };
+    tasks_brief: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                guid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The brief, in the content type it was stored with (JSON for an inline brief) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description not_authenticated or authentication_failed */
+            401: {
+                headers: {
+                    /** @description The scheme(s) to authenticate with */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description permission_denied: needs an operator token or the scope tasks:read */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_found: no such task, or its brief is not stored */
             404: {
                 headers: {
                     [name: string]: unknown;

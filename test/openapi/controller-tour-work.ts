@@ -31,6 +31,8 @@ export async function workTour(client: ControllerClient, context: WorkTourContex
   expectStatus(await client.GET('/api/v1/tasks/{guid}', { ...task, params: { path: { guid: randomUUID() } } }), 404);
 
   await callbackTour(client, context, guid);
+  expectStatus(await client.GET('/api/v1/tasks/{guid}/brief', task), 200);
+  expectStatus(await client.GET('/api/v1/tasks/{guid}/brief', { ...task, params: { path: { guid: randomUUID() } } }), 404);
   expectStatus(await client.GET('/api/v1/tasks/{guid}/logs', { ...task, params: { path: { guid }, query: { tail: 10 } }, parseAs: 'text' }), 200);
   expectStatus(await client.GET('/api/v1/tasks/{guid}/logs', { ...task, params: { path: { guid: randomUUID() } }, parseAs: 'text' }), 404);
   await eventsTour(client, reader, guid);

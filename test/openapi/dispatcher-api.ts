@@ -198,6 +198,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        TolerationDto: {
+            /** @example dedicated */
+            key?: string;
+            /** @enum {string} */
+            operator?: "Exists" | "Equal";
+            /** @example agents */
+            value?: string;
+            /** @enum {string} */
+            effect?: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
+            /** @example 300 */
+            tolerationSeconds?: number;
+        };
         RuntimeTargetDto: {
             /**
              * @description One of the enabled backends
@@ -264,6 +276,29 @@ export interface components {
             read_only_root_filesystem?: boolean;
         };
         CreateTaskDto: {
+            /**
+             * @description Labels added to the agent pod (keys the dispatcher allows)
+             * @example {
+             *       "team.example.com/name": "ml"
+             *     }
+             */
+            labels?: Record<string, never>;
+            /** @description Annotations added to the agent pod (keys the dispatcher allows) */
+            annotations?: Record<string, never>;
+            /**
+             * @description nodeSelector entries (keys the dispatcher allows)
+             * @example {
+             *       "node.example.com/pool": "gpu"
+             *     }
+             */
+            node_selector?: Record<string, never>;
+            /** @description Tolerations (keys the dispatcher allows) */
+            tolerations?: components["schemas"]["TolerationDto"][];
+            /**
+             * @description priorityClassName (one the dispatcher allows)
+             * @example batch-low
+             */
+            priority_class?: string;
             /**
              * Format: uuid
              * @example 0b4c6f8e-3f1a-4d2b-9c7e-5a6b7c8d9e0f

@@ -10,10 +10,14 @@ export function TaskDetail({ credential, guid }: { credential: Credential; guid:
   const [timeline, setTimeline] = useState<LiveEvent[]>([]);
   const [logs, setLogs] = useState('');
   const [following, setFollowing] = useState(false);
+  const [brief, setBrief] = useState<string | null>(null);
   const logBox = useRef<HTMLPreElement>(null);
 
   const load = () => api(credential, `tasks/${guid}/`).then(setTask, (failure: Error) => setError(failure.message));
-  useEffect(() => { void load(); }, [guid]);
+  useEffect(() => {
+    void load();
+    api(credential, `tasks/${guid}/brief/`).then((body) => setBrief(typeof body === 'string' ? body : JSON.stringify(body, null, 2)), () => setBrief(null));
+  }, [guid]);
   // From id 0: every event of this task still in the window, then the live ones.
   useEventStream(credential, `?task_guid=${guid}&last_event_id=0`, (event) => {
     setTimeline((current) => (current.some((seen) => seen.id === event.id) ? current : [...current, event]));
@@ -58,9 +62,13 @@ export function TaskDetail({ credential, guid }: { credential: Credential; guid:
           <dt>Created</dt><dd>{when(task.created_at)}</dd>
           <dt>Finished</dt><dd>{when(task.finished_at) || '—'}</dd>
           <dt>Progress</dt><dd><progress max={100} value={task.status === 'completed' ? 100 : (task.progress?.percentage ?? 0)} /> {task.progress?.message ?? ''}</dd>
-          <dt>Brief</dt><dd><code>{task.brief_key || '—'}</code></dd>
+          <dt>Brief key</dt><dd><code>{task.brief_key || '—'}</code></dd>
         </dl>
         <div>
+          <h2>Brief</h2>
+          {brief !== null ? <pre class="json" aria-label="Brief">{brief}</pre> : <p class="muted">No brief.</p>}
+        </div>
+        <div class="wide">
           <h2>Result</h2>
           {task.result ? <pre class="json">{JSON.stringify(task.result, null, 2)}</pre> : <p class="muted">Not finished yet.</p>}
           {task.error_message && <p class="error">{task.error_message}</p>}

@@ -27,15 +27,15 @@ export class DispatcherClient {
    * The task's output from its dispatcher (`GET /tasks/{id}/logs`): the text, or with
    * `follow` the open response whose body streams until the task is final there.
    */
-  async taskLogs(dispatcher: Dispatcher, apiKey: string | null, taskId: string, options: { tail?: number; follow?: boolean }): Promise<Response> {
+  async taskLogs(dispatcher: Dispatcher, apiKey: string | null, taskId: string, options: { tail?: number; follow?: boolean; signal?: AbortSignal }): Promise<Response> {
     const query = new URLSearchParams();
     if (options.tail) query.set('tail', String(options.tail));
     if (options.follow) query.set('follow', 'true');
     const headers: Record<string, string> = { accept: 'text/plain' };
     if (apiKey) headers['x-api-key'] = apiKey;
     const url = `${dispatcher.endpointUrl}/tasks/${encodeURIComponent(taskId)}/logs${query.size ? `?${query}` : ''}`;
-    // A follow lasts as long as the task: only connecting is timed.
-    const response = await fetch(url, { headers, signal: options.follow ? undefined : AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    // A follow lasts as long as the task (or until its own client goes away); a read is timed.
+    const response = await fetch(url, { headers, signal: options.follow ? options.signal : AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
       throw new Error(`${response.status} from ${new URL(url).host}`);

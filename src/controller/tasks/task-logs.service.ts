@@ -36,22 +36,25 @@ export class TaskLogsService {
     return this.fromDispatcher(task, tail);
   }
 
-  /** The output, then what is added to it until the task is final; 404 before any byte for an unknown task. */
-  async follow(guid: string, tail?: number): Promise<AsyncGenerator<string>> {
+  /**
+   * The output, then what is added to it until the task is final; 404 before any byte for
+   * an unknown task. `signal` (the client went away) ends it and its request to the dispatcher.
+   */
+  async follow(guid: string, tail: number | undefined, signal: AbortSignal): Promise<AsyncGenerator<string>> {
     const task = await this.tasks.get(guid);
-    return this.followTask(task, tail);
+    return this.followTask(task, tail, signal);
   }
 
-  private async *followTask(initial: Task, tail?: number): AsyncGenerator<string> {
+  private async *followTask(initial: Task, tail: number | undefined, signal: AbortSignal): AsyncGenerator<string> {
     let task = initial;
     while (!isFinal(task.status) && !task.dispatcherGuid) {
-      await sleep(WAIT_FOR_DISPATCH_MS);
+      await sleep(WAIT_FOR_DISPATCH_MS, undefined, { signal });
       task = await this.tasks.get(task.guid);
     }
     if (!isFinal(task.status)) {
       const dispatcher = await this.dispatchers.findByGuid(task.dispatcherGuid);
       const response = dispatcher
-        ? await this.client.taskLogs(dispatcher, this.dispatchers.apiKeyFor(dispatcher), task.guid, { tail, follow: true }).catch(() => null)
+        ? await this.client.taskLogs(dispatcher, this.dispatchers.apiKeyFor(dispatcher), task.guid, { tail, follow: true, signal }).catch(() => null)
         : null;
       if (response?.body) {
         const decoder = new TextDecoder();

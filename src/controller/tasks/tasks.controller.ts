@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { streamText } from '../../shared/http/stream-text';
+import { abortOnClose, streamText } from '../../shared/http/stream-text';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
@@ -56,6 +56,16 @@ export class TasksController {
     return taskView(await this.tasks.get(guid));
   }
 
+  @Get(':guid/brief')
+  @ApiOperation({ summary: 'The task\'s brief as its agent reads it (the inline brief as JSON, or the object at brief_key)' })
+  @Answers(200, {}, 'The brief, in the content type it was stored with (JSON for an inline brief)')
+  @Refuses({ 404: 'not_found: no such task, or its brief is not stored' })
+  @OperatorOrScope('tasks:read')
+  async brief(@Param('guid') guid: string, @Res() response: Response): Promise<void> {
+    const brief = await this.tasks.brief(guid);
+    response.type(brief.contentType).send(brief.body);
+  }
+
   @Get(':guid/logs')
   @ApiOperation({
     summary: 'The agent output as text/plain (?tail=N): from the dispatcher while the task runs, from object storage once final; '
@@ -65,7 +75,7 @@ export class TasksController {
   @Refuses({ 404: 'not_found: no such task' })
   @OperatorOrScope('tasks:read')
   async taskLogs(@Param('guid') guid: string, @Query() query: TaskLogsQueryDto, @Res() response: Response): Promise<void> {
-    if (query.follow) return streamText(response, await this.logs.follow(guid, query.tail));
+    if (query.follow) return streamText(response, await this.logs.follow(guid, query.tail, abortOnClose(response)));
     response.type('text/plain; charset=utf-8').send(await this.logs.read(guid, query.tail));
   }
 

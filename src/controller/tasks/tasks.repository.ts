@@ -92,6 +92,12 @@ export class TasksRepository {
     return row ? this.hydrate(row) : null;
   }
 
+  /** The inline brief a task keeps until the dispatch loop stores it (null: none, or stored). */
+  async pendingBrief(guid: string): Promise<string | null> {
+    const [row] = (await this.db.query(`SELECT brief_pending FROM ${TASKS} WHERE guid = $1`, [guid])) as { brief_pending: string | null }[];
+    return row?.brief_pending ?? null;
+  }
+
   /** Newest first, paged by `(created_at, guid)`; each filter has an index in that order. */
   list(query: TaskListQuery): Promise<KeysetPage<Task>> {
     const tasks = this.db.getRepository(Task).createQueryBuilder('t');

@@ -7,7 +7,7 @@ import { KeysetPage } from '../../shared/database/keyset-page';
 import { DomainError } from '../../shared/errors/domain-error';
 import { fieldErrors } from '../../shared/errors/validation';
 import { hideReservedKeys, restoreReservedKeys } from '../../shared/validation/reserved-keys';
-import { OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
+import { OBJECT_STORAGE, ObjectStorage, readAll } from '../../shared/storage/object-storage';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { SkillsService } from '../skills/skills.service';
 import { TaskDispatchService } from './task-dispatch.service';
@@ -113,6 +113,19 @@ export class TasksService {
   }
 
   /**
+   * The task's brief as its agent reads it: the inline brief kept on the row until the
+   * dispatch loop stores it, then the object at `brief_key`. 404 when it has none.
+   */
+  async brief(guid: string): Promise<{ body: Buffer; contentType: string }> {
+    const task = await this.get(guid);
+    const pending = await this.tasks.pendingBrief(task.guid);
+    const stream = pending === null && task.briefKey ? await this.storage.get(task.briefKey) : null;
+    const body = pending !== null ? Buffer.from(pending, 'utf8') : stream ? await readAll(stream) : null;
+    if (!body) throw DomainError.notFound('The brief of this task');
+    return { body, contentType: isJson(body) ? 'application/json' : 'application/octet-stream' };
+  }
+
+  /**
    * A pending task is cancelled at once. A dispatched or running one is marked as asked to
    * cancel and its dispatcher is told; the task becomes `cancelled` when the dispatcher reports it.
    */
@@ -177,3 +190,12 @@ async function validTemplate(input: TaskTemplateInput): Promise<TaskTemplateDto>
   return template;
 }
 
+
+function isJson(body: Buffer): boolean {
+  try {
+    JSON.parse(body.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -12,6 +12,8 @@ import { TaskEntity } from './task.entity';
 
 /** Where a final task's output is kept; the retention sweep deletes it with the task. */
 export const logsKeyOf = (taskId: string): string => `logs/${taskId}.txt`;
+/** A check-back's agent has this long to exit before its output so far is stored. */
+const CHECKBACK_STORE_AFTER_MS = 2000;
 /** A follower checks for new output this often. */
 const FOLLOW_POLL_MS = 1000;
 
@@ -23,6 +25,7 @@ const FOLLOW_POLL_MS = 1000;
 @Injectable()
 export class TaskLogs implements OnModuleInit {
   private readonly logger = new Logger('TaskLogs');
+  private readonly storing = new Map<string, Promise<void>>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -40,7 +43,19 @@ export class TaskLogs implements OnModuleInit {
    * be read is stored as a sentence saying so: the callback must not wait for an agent
    * whose output is lost.
    */
-  async store(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
+  store(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
+    // One store at a time per task, each reading the output when its turn comes: a later
+    // store (the stop's, complete) is never overwritten by an earlier one (a check-back's).
+    const previous = this.storing.get(taskId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(() => this.storeOnce(backend, taskId, ref));
+    this.storing.set(taskId, next);
+    void next.catch(() => undefined).finally(() => {
+      if (this.storing.get(taskId) === next) this.storing.delete(taskId);
+    });
+    return next;
+  }
+
+  private async storeOnce(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
     const [row] = (await this.db.query(`SELECT status FROM "dispatcher"."tasks" WHERE task_id = $1`, [taskId])) as { status: TaskStatus }[];
     if (!row || !isFinal(row.status)) return;
     const text = await backend.logs(taskId, ref).catch((error: unknown) => `(the agent's output could not be read: ${error instanceof Error ? error.message : String(error)})\n`);
@@ -49,11 +64,21 @@ export class TaskLogs implements OnModuleInit {
     this.signals.deliver.next();
   }
 
-  /** At a check-back, while the agent may linger: its output so far, so the callback need not wait for the stop. */
+  /**
+   * At a check-back: an agent that has not exited within CHECKBACK_STORE_AFTER_MS (its
+   * output is then stored at its stop, up to 15 s later) gets its output so far stored, so
+   * the callback need not wait for the stop. One that exits in time was stored complete.
+   */
   async storeNow(task: TaskEntity): Promise<void> {
     const backend = this.runtimes.get(task.runtimeBackend);
     if (!backend || !task.runtimeRef || !this.runtimes.reaches(task)) return;
-    await this.store(backend, task.taskId, task.runtimeRef).catch((error: unknown) => this.logger.warn({ taskId: task.taskId, err: error }, 'Could not store the agent output'));
+    await sleep(CHECKBACK_STORE_AFTER_MS, undefined, { ref: false });
+    try {
+      const [row] = (await this.db.query(`SELECT logs_stored_at FROM "dispatcher"."tasks" WHERE task_id = $1`, [task.taskId])) as { logs_stored_at: Date | null }[];
+      if (row && !row.logs_stored_at) await this.store(backend, task.taskId, task.runtimeRef);
+    } catch (error) {
+      this.logger.warn({ taskId: task.taskId, err: error }, 'Could not store the agent output');
+    }
   }
 
   /** The output as it is now: the stored copy of a final task, else the agent's own. */
@@ -69,15 +94,15 @@ export class TaskLogs implements OnModuleInit {
 
   /**
    * The output, then what is added to it, until the task is final (its last output
-   * included). `reload` reads the task again; null ends the stream.
+   * included). `reload` reads the task again; null ends the stream, and so does `signal`.
    */
-  async *follow(task: TaskEntity, tail: number | undefined, reload: () => Promise<TaskEntity | null>): AsyncGenerator<string> {
+  async *follow(task: TaskEntity, tail: number | undefined, reload: () => Promise<TaskEntity | null>, signal?: AbortSignal): AsyncGenerator<string> {
     let full = await this.read(task);
     yield lastLines(full, tail);
     let sent = full.length;
     let current: TaskEntity | null = task;
     while (current && !isFinal(current.status)) {
-      await sleep(FOLLOW_POLL_MS);
+      await sleep(FOLLOW_POLL_MS, undefined, { signal });
       current = await reload();
       if (!current) return;
       full = await this.read(current);

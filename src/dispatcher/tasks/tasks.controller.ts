@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { streamText } from '../../shared/http/stream-text';
+import { abortOnClose, streamText } from '../../shared/http/stream-text';
 import { AnswersWith, Answers, Refuses } from '../../shared/http/openapi-decorators';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard';
@@ -54,7 +54,7 @@ export class TasksController {
   @AnswersWith(200, 'text/plain', 'The output')
   @Refuses({ 404: 'not_found: no such task' })
   async logs(@Param('taskId') taskId: string, @Query() query: LogsQuery, @Res() response: Response): Promise<void> {
-    if (query.follow) return streamText(response, await this.tasks.followLogs(taskId, query.tail));
+    if (query.follow) return streamText(response, await this.tasks.followLogs(taskId, query.tail, abortOnClose(response)));
     response.type('text/plain; charset=utf-8').send(await this.tasks.logs(taskId, query.tail));
   }
 }

@@ -105,9 +105,9 @@ export class TasksService {
   }
 
   /** The output and what is added to it until the task is final (404 for an unknown task, before any byte). */
-  async followLogs(taskId: string, tail?: number): Promise<AsyncGenerator<string>> {
+  async followLogs(taskId: string, tail: number | undefined, signal: AbortSignal): Promise<AsyncGenerator<string>> {
     const task = await this.find(taskId);
-    return this.taskLogs.follow(task, tail, () => this.tasks.findById(task.taskId));
+    return this.taskLogs.follow(task, tail, () => this.tasks.findById(task.taskId), signal);
   }
 
   private async find(taskId: string): Promise<TaskEntity> {

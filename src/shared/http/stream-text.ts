@@ -25,3 +25,10 @@ export async function streamText(response: Response, chunks: AsyncGenerator<stri
     if (!response.writableEnded) response.end();
   }
 }
+
+/** Aborted when the client goes away, so a stream's upstream work (polls, proxied requests) stops with it. */
+export function abortOnClose(response: Response): AbortSignal {
+  const controller = new AbortController();
+  response.once('close', () => controller.abort());
+  return controller.signal;
+}
