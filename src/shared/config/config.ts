@@ -2,7 +2,10 @@ import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { RUNTIME_BACKEND_NAMES, RuntimeBackendName } from '../../dispatcher/runtime/runtime';
 import { AgentIsolationDefaults, readIsolationDefaults } from './isolation-config';
+import { Reader } from './env-reader';
 import { KubernetesSettings, readKubernetesSettings } from './kubernetes-settings';
+
+export { Reader };
 
 export type Role = 'controller' | 'dispatcher' | 'all';
 export const ROLES: readonly Role[] = ['controller', 'dispatcher', 'all'];
@@ -117,95 +120,6 @@ export const DISPATCHER_SECRETS = ['API_KEY', 'AGENT_KEY', 'CALLBACK_SIGNING_KEY
 export const OPTIONAL_IN_PRODUCTION = new Set(['CALLBACK_SIGNING_KEY', 'DISPATCHER_API_KEY']);
 
 type Env = Record<string, string | undefined>;
-
-export class Reader {
-  readonly problems: string[] = [];
-  constructor(private readonly env: Env) {}
-
-  raw(name: string): string | undefined {
-    const value = this.env[name];
-    return value === undefined || value.trim() === '' ? undefined : value.trim();
-  }
-
-  string(name: string, fallback: string): string {
-    return this.raw(name) ?? fallback;
-  }
-
-  optional(name: string): string | null {
-    return this.raw(name) ?? null;
-  }
-
-  int(name: string, fallback: number, min: number, max: number): number {
-    const value = this.raw(name);
-    if (value === undefined) return fallback;
-    const parsed = Number(value);
-    if (!/^-?\d+$/.test(value) || parsed < min || parsed > max) {
-      this.problems.push(`${name} must be a whole number from ${min} to ${max} (got "${value}")`);
-      return fallback;
-    }
-    return parsed;
-  }
-
-  bool(name: string, fallback: boolean): boolean {
-    const value = this.raw(name)?.toLowerCase();
-    if (value === undefined) return fallback;
-    if (['true', '1', 'yes'].includes(value)) return true;
-    if (['false', '0', 'no'].includes(value)) return false;
-    this.problems.push(`${name} must be true or false (got "${value}")`);
-    return fallback;
-  }
-
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-    const value = this.raw(name);
-    if (value === undefined) return fallback;
-    if (!allowed.includes(value as T)) {
-      this.problems.push(`${name} must be one of ${allowed.join(', ')} (got "${value}")`);
-      return fallback;
-    }
-    return value as T;
-  }
-
-  url(name: string, fallback: string | null, protocols = ['http:', 'https:']): string | null {
-    const value = this.raw(name);
-    if (value === undefined) return fallback;
-    try {
-      const parsed = new URL(value);
-      if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
-      return value.replace(/\/+$/, '');
-    } catch {
-      this.problems.push(`${name} must be a URL with ${protocols.join(' or ')} (got "${value}")`);
-      return fallback;
-    }
-  }
-
-  stringMap(name: string): Record<string, string> {
-    const value = this.raw(name);
-    if (value === undefined) return {};
-    try {
-      const parsed: unknown = JSON.parse(value);
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)
-        && Object.values(parsed).every((v) => typeof v === 'string')) {
-        return parsed as Record<string, string>;
-      }
-    } catch {
-      // reported below
-    }
-    this.problems.push(`${name} must be a JSON object of strings (got "${value}")`);
-    return {};
-  }
-
-  list<T extends string>(name: string, fallback: T[], allowed: readonly T[]): T[] {
-    const value = this.raw(name);
-    if (value === undefined) return fallback;
-    const items = value.split(',').map((s) => s.trim()).filter(Boolean);
-    const wrong = items.filter((item) => !allowed.includes(item as T));
-    if (wrong.length > 0 || items.length === 0) {
-      this.problems.push(`${name} must be a comma-separated list of ${allowed.join(', ')} (got "${value}")`);
-      return fallback;
-    }
-    return [...new Set(items)] as T[];
-  }
-}
 
 /** The role from `--role X` / `--role=X` on the command line, else `ROLE`, else `all`. */
 export function roleFrom(argv: string[], env: Env): string {

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as yaml from 'js-yaml';
+import { z } from 'zod';
 import type { Reader } from './config';
 
 /** What a task may add to its agent pod, per key prefix or name (empty: nothing). */
@@ -34,10 +35,31 @@ export interface KubernetesSettings {
   taskAdditions: PodAdditionRules;
 }
 
-const POD_TEMPLATE_SPEC_FIELDS = new Set([
+const POD_TEMPLATE_SPEC_FIELDS = [
   'imagePullSecrets', 'nodeSelector', 'tolerations', 'affinity', 'priorityClassName', 'serviceAccountName',
   'topologySpreadConstraints', 'schedulerName', 'dnsPolicy', 'dnsConfig', 'hostAliases', 'containers',
-]);
+] as const;
+
+/** A message for an object's wrong type or its keys that are not allowed. */
+function objectError(what: string, allowed: string) {
+  return (issue: z.core.$ZodRawIssue) => issue.code === 'unrecognized_keys'
+    ? `may not set "${issue.keys.join('", "')}" (allowed: ${allowed})`
+    : `must be ${what}`;
+}
+
+const nameMap = z.record(z.string(), z.string({ error: 'must be a string' }), { error: 'must map names to strings' });
+
+/** Only the parts of a pod the agent's Job may take from the operator; the rest is the dispatcher's. */
+const podTemplateSchema = z.strictObject({
+  metadata: z.object({ labels: nameMap.optional(), annotations: nameMap.optional() }, { error: 'must be an object' }).optional(),
+  spec: z.strictObject({
+    ...Object.fromEntries(POD_TEMPLATE_SPEC_FIELDS.map((field) => [field, z.unknown().optional()])),
+    containers: z.array(
+      z.strictObject({ name: z.literal('agent', { error: 'must be "agent"' }), resources: z.unknown().optional() }, { error: objectError('{name: "agent", resources}', 'name, resources') }),
+      { error: 'must be a list of {name: "agent", resources} (extra resources such as ephemeral-storage)' },
+    ).optional(),
+  }, { error: objectError('an object', POD_TEMPLATE_SPEC_FIELDS.join(', ')) }).optional(),
+}, { error: objectError('an object with "metadata" and/or "spec"', 'metadata, spec') });
 
 export function readKubernetesSettings(r: Reader, env: Record<string, string | undefined>): KubernetesSettings {
   const namespace = r.string('KUBE_NAMESPACE', 'default');
@@ -70,35 +92,12 @@ export function readPodTemplate(value: string | undefined, problems: string[]): 
     problems.push(`KUBE_POD_TEMPLATE must be a JSON object or the path of a JSON or YAML file (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
     return null;
   }
-  const problem = podTemplateProblem(parsed);
-  if (problem) {
-    problems.push(`KUBE_POD_TEMPLATE ${problem}`);
+  const result = podTemplateSchema.safeParse(parsed);
+  if (!result.success) {
+    const [issue] = result.error.issues;
+    const where = issue.path.length > 0 ? ` ${issue.path.join('.')}` : '';
+    problems.push(`KUBE_POD_TEMPLATE${where} ${issue.message}`);
     return null;
   }
-  return parsed as AgentPodTemplate;
-}
-
-function podTemplateProblem(template: unknown): string | undefined {
-  if (!isObject(template)) return 'must be an object with "metadata" and/or "spec"';
-  const extra = Object.keys(template).filter((key) => key !== 'metadata' && key !== 'spec');
-  if (extra.length > 0) return `may hold only "metadata" and "spec" (got "${extra.join('", "')}")`;
-  const { metadata, spec } = template;
-  if (metadata !== undefined && !isObject(metadata)) return 'metadata must be an object';
-  for (const field of ['labels', 'annotations']) {
-    const map = (metadata as Record<string, unknown> | undefined)?.[field];
-    if (map !== undefined && !(isObject(map) && Object.values(map).every((v) => typeof v === 'string'))) return `metadata.${field} must map names to strings`;
-  }
-  if (spec === undefined) return undefined;
-  if (!isObject(spec)) return 'spec must be an object';
-  const unknown = Object.keys(spec).filter((key) => !POD_TEMPLATE_SPEC_FIELDS.has(key));
-  if (unknown.length > 0) return `spec may not set "${unknown.join('", "')}" (allowed: ${[...POD_TEMPLATE_SPEC_FIELDS].join(', ')})`;
-  const containers = spec.containers;
-  if (containers !== undefined && !(Array.isArray(containers) && containers.every((c) => isObject(c) && c.name === 'agent' && Object.keys(c).every((k) => k === 'name' || k === 'resources')))) {
-    return 'spec.containers may hold only {name: "agent", resources} (extra resources such as ephemeral-storage)';
-  }
-  return undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return result.data as AgentPodTemplate;
 }
