@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import * as yaml from 'js-yaml';
+import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { Reader } from './config';
 
@@ -87,7 +87,7 @@ export function readPodTemplate(value: string | undefined, problems: string[]): 
   if (value === undefined) return null;
   let parsed: unknown;
   try {
-    parsed = value.startsWith('{') ? JSON.parse(value) : yaml.load(fs.readFileSync(value, 'utf8'));
+    parsed = value.startsWith('{') ? JSON.parse(value) : parseYaml(fs.readFileSync(value, 'utf8'));
   } catch (error) {
     problems.push(`KUBE_POD_TEMPLATE must be a JSON object or the path of a JSON or YAML file (${error instanceof Error ? error.message.split('\n')[0] : String(error)})`);
     return null;
