@@ -1,36 +1,22 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { jobName, secretName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { agentApi, makeTaskRequest, taskApi, waitFor, waitForStatus } from '../harness/dispatcher';
 import { http } from '../harness/http';
-import { startTestSystem, TestSystem } from '../harness/system';
+import { startKubeDispatcher, KubeDispatcher } from '../harness/kube-dispatcher';
+import { TestSystem } from '../harness/system';
 import { KubeApiServer } from '../k8s/kube-api-server';
-
-const TOKEN = 'dispatcher-service-account-token';
 
 jest.setTimeout(60_000);
 
 describe('a task on the kubernetes backend, through the dispatcher API', () => {
   let kube: KubeApiServer;
   let system: TestSystem;
-  let kubeconfigDir: string;
+  let under: KubeDispatcher;
 
   beforeAll(async () => {
-    kube = await KubeApiServer.start({ token: TOKEN, namespaces: ['agents'] });
-    kubeconfigDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-'));
-    const kubeconfig = path.join(kubeconfigDir, 'config');
-    fs.writeFileSync(kubeconfig, kube.kubeconfig('agents'));
-    system = await startTestSystem({
-      role: 'dispatcher',
-      env: { DISPATCHER_BACKENDS: 'local,kubernetes', KUBECONFIG: kubeconfig, KUBE_NAMESPACE: 'agents', START_GRACE_SECONDS: '2', DISPATCHER_NAME: 'eu-1', JOB_TTL_SECONDS_AFTER_FINISHED: '2' },
-    });
+    under = await startKubeDispatcher({ DISPATCHER_BACKENDS: 'local,kubernetes', DISPATCHER_NAME: 'eu-1', JOB_TTL_SECONDS_AFTER_FINISHED: '2' });
+    ({ kube, system } = under);
   });
-  afterAll(async () => {
-    await system?.close();
-    await kube?.close();
-    fs.rmSync(kubeconfigDir, { recursive: true, force: true });
-  });
+  afterAll(() => under?.close());
 
   const kubernetesTask = (overrides: Record<string, unknown> = {}) =>
     makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' }, ...overrides });

@@ -1,13 +1,10 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { jobName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { networkPolicyName, PRIVATE_IPV4 } from '../../src/dispatcher/runtime/kubernetes-network-policy';
 import { makeTaskRequest, taskApi, waitFor, waitForStatus } from '../harness/dispatcher';
-import { startTestSystem, TestSystem } from '../harness/system';
+import { startKubeDispatcher, KubeDispatcher } from '../harness/kube-dispatcher';
+import { TestSystem } from '../harness/system';
 import { KubeApiServer } from '../k8s/kube-api-server';
 
-const TOKEN = 'dispatcher-service-account-token';
 const DISPATCHER_PODS = { 'app.kubernetes.io/name': 'agent-tasks', 'app.kubernetes.io/component': 'dispatcher' };
 
 jest.setTimeout(60_000);
@@ -16,26 +13,15 @@ jest.setTimeout(60_000);
 describe('task isolation on the kubernetes backend, through the dispatcher API', () => {
   let kube: KubeApiServer;
   let system: TestSystem;
-  let kubeconfigDir: string;
+  let under: KubeDispatcher;
 
   beforeAll(async () => {
-    kube = await KubeApiServer.start({ token: TOKEN, namespaces: ['agents'] });
-    kubeconfigDir = fs.mkdtempSync(path.join(os.tmpdir(), 'kubeconfig-'));
-    const kubeconfig = path.join(kubeconfigDir, 'config');
-    fs.writeFileSync(kubeconfig, kube.kubeconfig('agents'));
-    system = await startTestSystem({
-      role: 'dispatcher',
-      env: {
-        DISPATCHER_BACKENDS: 'kubernetes', KUBECONFIG: kubeconfig, KUBE_NAMESPACE: 'agents', START_GRACE_SECONDS: '2',
-        AGENT_DISPATCHER_POD_LABELS: JSON.stringify(DISPATCHER_PODS), AGENT_DISPATCHER_NAMESPACE: 'platform', AGENT_RUN_AS_USER: '1000',
-      },
+    under = await startKubeDispatcher({
+      AGENT_DISPATCHER_POD_LABELS: JSON.stringify(DISPATCHER_PODS), AGENT_DISPATCHER_NAMESPACE: 'platform', AGENT_RUN_AS_USER: '1000',
     });
+    ({ kube, system } = under);
   });
-  afterAll(async () => {
-    await system?.close();
-    await kube?.close();
-    fs.rmSync(kubeconfigDir, { recursive: true, force: true });
-  });
+  afterAll(() => under?.close());
 
   const kubernetesTask = (overrides: Record<string, unknown> = {}) =>
     makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' }, ...overrides });
