@@ -1,17 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Subject } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { PgListener } from '../../shared/database/pg-listener';
+import { ReplicaSignal } from '../../shared/database/replica-signal';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { EVENTS } from './event-sql';
 
 /** The channel replicas tell each other on that events were written. */
 export const EVENTS_CHANNEL = 'controller_events';
-const NOTIFY_EVERY_MS = 50;
 /** The feed looks for new events this often even when nobody said there are some. */
 const POLL_MS = 1000;
 /**
@@ -25,17 +23,15 @@ const SCAN_LIMIT = 1000;
  * How far the event log can be read without missing anything (`horizon`): ids come from
  * one sequence, but transactions commit out of order, so an id is passed only once every
  * id below it is visible (or has been missing for GAP_WAIT_MS). Woken in this process when
- * it writes events, through LISTEN/NOTIFY when another replica does (sent after commit,
- * like TaskWakeups), and by a timer.
+ * it writes events, through LISTEN/NOTIFY when another replica does (`ReplicaSignal`, sent after commit),
+ * and by a timer.
  */
 @Injectable()
 export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly advanced = new Subject<number>();
   private readonly logger = new Logger(EventFeed.name);
   private readonly loop = new SerialLoop(() => this.scan(), (error) => this.logger.warn({ err: error }, 'Event feed scan failed'));
-  private readonly instance = randomUUID();
-  private listener?: PgListener;
-  private notifyTimer?: NodeJS.Timeout;
+  private readonly signal = new ReplicaSignal(EVENTS_CHANNEL, this.logger);
   private pollTimer?: NodeJS.Timeout;
   private gap?: { from: number; seenAt: number };
   private current = 0;
@@ -54,10 +50,7 @@ export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown 
   written(): void {
     // With no stream open here, the poll keeps the horizon fresh enough: no query per write.
     if (this.advanced.observed) this.loop.kick();
-    if (this.listener?.connected && !this.notifyTimer) {
-      this.notifyTimer = setTimeout(() => void this.notifyOthers(), NOTIFY_EVERY_MS);
-      this.notifyTimer.unref();
-    }
+    this.signal.announce();
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -65,24 +58,14 @@ export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown 
     this.current = Number(row.id);
     this.pollTimer = setInterval(() => this.loop.kick(), POLL_MS);
     this.pollTimer.unref();
-    if (this.config.databaseEmbedded || !this.config.databaseUrl) return;
-    this.listener = new PgListener(this.config.databaseUrl, EVENTS_CHANNEL, (payload) => {
-      if (payload !== this.instance) this.loop.kick();
-    }, this.logger);
-    await this.listener.start();
+    await this.signal.start(this.config.databaseUrl, this.config.databaseEmbedded, () => this.loop.kick());
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearTimeout(this.notifyTimer);
     clearInterval(this.pollTimer);
     await this.loop.stop();
-    await this.listener?.stop();
+    await this.signal.stop();
     this.advanced.complete();
-  }
-
-  private async notifyOthers(): Promise<void> {
-    this.notifyTimer = undefined;
-    await this.listener?.notify(this.instance).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not tell other replicas about events'));
   }
 
   private async scan(): Promise<void> {
