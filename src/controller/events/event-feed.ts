@@ -23,8 +23,8 @@ const SCAN_LIMIT = 1000;
  * How far the event log can be read without missing anything (`horizon`): ids come from
  * one sequence, but transactions commit out of order, so an id is passed only once every
  * id below it is visible (or has been missing for GAP_WAIT_MS). Woken in this process when
- * it writes events, through LISTEN/NOTIFY when another replica does (`ReplicaSignal`, sent after commit),
- * and by a timer.
+ * it writes events, through LISTEN/NOTIFY (`ReplicaSignal`, sent after commit) when another
+ * replica does, and by a timer.
  */
 @Injectable()
 export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown {
