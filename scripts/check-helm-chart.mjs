@@ -30,7 +30,7 @@ const EXPECTED_RULES = {
   '/pods/log': 'get',
   '/secrets': 'create,delete,patch',
   '/events': 'list',
-  'networking.k8s.io/networkpolicies': 'create,delete',
+  'networking.k8s.io/networkpolicies': 'create,delete,patch',
 };
 
 const DB = 'database.url=postgresql://tasks@db:5432/tasks';

@@ -58,8 +58,9 @@ describe('Kubernetes backend against a cluster-like API server', () => {
     await under.backend.submit(spec);
     const started = Date.now();
     server.jobs.failPulls('default', jobName(spec.taskId), 'registry.example/agents/echo:1: not found', 100);
-    const state = await under.waitForPhase(spec.taskId, 'failed_to_start', 5000);
-    expect(Date.now() - started).toBeLessThan(3000);
+    // A grace started afresh at each flip (every 100 ms) would never end; one grace is 1 s.
+    const state = await under.waitForPhase(spec.taskId, 'failed_to_start', 8000);
+    expect(Date.now() - started).toBeLessThan(6000);
     expect(state).toMatchObject({ reason: expect.stringMatching(/^(ErrImagePull|ImagePullBackOff)$/), message: expect.stringContaining('not found') });
     const reasons = under.states.get(spec.taskId)!.filter((s) => s.phase === 'starting').map((s) => (s as { reason?: string }).reason);
     expect(new Set(reasons)).toEqual(new Set([undefined, 'ErrImagePull', 'ImagePullBackOff']));

@@ -18,7 +18,7 @@ describe('agent isolation on the Kubernetes backend', () => {
     await server.close();
   });
 
-  it('runs the agent in a hardened pod behind a NetworkPolicy owned by its Job, created before the Secret is handed to the Job', async () => {
+  it('runs the agent in a hardened pod behind a NetworkPolicy that exists before its Job and is then owned by it', async () => {
     const spec = makeSpec();
     const ref = await under.backend.submit(spec);
     const job = server.store.get('jobs', 'default', jobName(spec.taskId))!;
@@ -33,7 +33,7 @@ describe('agent isolation on the Kubernetes backend', () => {
     expect((policy.spec as any).podSelector).toEqual({ matchLabels: { 'task-id': spec.taskId } });
     expect(pod.metadata.labels).toMatchObject({ 'task-id': spec.taskId });
     const creates = server.requests.filter((r) => r.method === 'POST').map((r) => r.path);
-    expect(creates).toEqual(['/api/v1/namespaces/default/secrets', '/apis/batch/v1/namespaces/default/jobs', '/apis/networking.k8s.io/v1/namespaces/default/networkpolicies']);
+    expect(creates).toEqual(['/api/v1/namespaces/default/secrets', '/apis/networking.k8s.io/v1/namespaces/default/networkpolicies', '/apis/batch/v1/namespaces/default/jobs']);
 
     // Stopping deletes the Job; the policy goes with it, as its Secret does.
     await under.backend.stop(spec.taskId, ref);

@@ -1,3 +1,4 @@
+import { networkPolicyName } from '../../src/dispatcher/runtime/kubernetes-network-policy';
 import { jobName, secretName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { KubeApiServer } from './kube-api-server';
 import { BackendUnderTest, makeSpec, startBackend, TOKEN, waitFor } from './kube-fixtures';
@@ -24,9 +25,11 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     const secret = server.store.get('secrets', 'default', secretName(spec.taskId))!;
     expect(job.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'test-dispatcher', 'task-id': spec.taskId });
     expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid, controller: true })]);
-    // The Secret exists before the Job, so its pod never waits for it (CreateContainerConfigError).
+    // The Secret and the egress policy exist before the Job, so its pod never waits for its key
+    // (CreateContainerConfigError) nor runs with open egress; then both are handed to the Job.
     const writes = server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path.split('/').slice(-2).join('/')}`);
-    expect(writes).toEqual(['POST default/secrets', 'POST default/jobs', 'POST default/networkpolicies', `PATCH secrets/${secretName(spec.taskId)}`]);
+    expect(writes.slice(0, 3)).toEqual(['POST default/secrets', 'POST default/networkpolicies', 'POST default/jobs']);
+    expect(writes.slice(3).sort()).toEqual([`PATCH networkpolicies/${networkPolicyName(spec.taskId)}`, `PATCH secrets/${secretName(spec.taskId)}`]);
     expect(server.jobs.pod('default', jobName(spec.taskId))!.status).toMatchObject({ containerStatuses: [{ state: { waiting: { reason: 'ContainerCreating' } } }] });
     expect(Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString()).toBe(`key-for-${spec.taskId}`);
 

@@ -1,10 +1,11 @@
 import { isIP } from 'node:net';
-import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1NetworkPolicyPort } from '@kubernetes/client-node';
+import type { V1Job, V1NetworkPolicy, V1NetworkPolicyEgressRule, V1NetworkPolicyPort } from '@kubernetes/client-node';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import type { AgentIsolation } from '../../shared/task-protocol/isolation';
-import { describeApiError, isConflict, KubeApi } from './kubernetes-client';
+import { describeApiError, isConflict, isNotFound, KubeApi } from './kubernetes-client';
 import { checkKnownFields } from './kubernetes-manifest-fields';
 import { dnsLabel, ManifestError, managedLabels, ManifestSettings, TASK_ID_LABEL } from './kubernetes-manifests';
+import { ownedByJob } from './kubernetes-secrets';
 import { AgentSpec } from './runtime';
 
 /** Where `dispatcher` egress lets an agent go: the dispatcher's pods (by label) or its address. */
@@ -28,12 +29,13 @@ export const PRIVATE_IPV6 = ['fc00::/7', 'fe80::/10', '::1/128', '::ffff:0:0/96'
 export const networkPolicyName = (taskId: string): string => dnsLabel('agent', taskId, '-egress');
 
 /**
- * The NetworkPolicy that limits one agent pod's egress (selected by its task-id label),
- * owned by the task's Job so it goes with it: `none` allows nothing, `dispatcher` DNS and
+ * The NetworkPolicy that limits one agent pod's egress (selected by its task-id label).
+ * It is created before the Job, so the pod never runs without it, and then handed to the
+ * Job (`adoptNetworkPolicy`) so it goes with it: `none` allows nothing, `dispatcher` DNS and
  * the dispatcher, `open` that plus the public internet. The task's `allow` entries are
  * added in every mode (NetworkPolicy rules add up, so they open even private ranges).
  */
-export function buildNetworkPolicy(spec: AgentSpec, settings: ManifestSettings, dispatcher: DispatcherEndpoint, owner: { name: string; uid: string }): V1NetworkPolicy {
+export function buildNetworkPolicy(spec: AgentSpec, settings: ManifestSettings, dispatcher: DispatcherEndpoint, owner?: { name: string; uid: string }): V1NetworkPolicy {
   const { network } = spec.isolation;
   const egress: V1NetworkPolicyEgressRule[] = [];
   if (network.egress !== 'none') egress.push(dnsRule(), ...dispatcherRules(dispatcher));
@@ -46,7 +48,7 @@ export function buildNetworkPolicy(spec: AgentSpec, settings: ManifestSettings, 
       name: networkPolicyName(spec.taskId),
       namespace: spec.namespace || settings.namespace,
       labels: managedLabels(settings, spec.taskId),
-      ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: false }],
+      ...(owner ? { ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: owner.name, uid: owner.uid, controller: true, blockOwnerDeletion: false }] } : {}),
     },
     spec: {
       podSelector: { matchLabels: { [TASK_ID_LABEL]: managedLabels(settings, spec.taskId)[TASK_ID_LABEL] } },
@@ -122,5 +124,24 @@ export async function createNetworkPolicy(api: KubeApi, namespace: string, body:
     if (!isConflict(error)) throw new Error(`Kubernetes refused the agent's NetworkPolicy: ${describeApiError(error)}`);
     await api.call('delete NetworkPolicy', () => api.networking.deleteNamespacedNetworkPolicy({ name: body.metadata!.name!, namespace }));
     await create();
+  }
+}
+
+/** Makes the task's Job the owner of its NetworkPolicy, created before the Job existed. */
+export async function adoptNetworkPolicy(api: KubeApi, namespace: string, job: V1Job, taskId: string): Promise<void> {
+  const name = networkPolicyName(taskId);
+  try {
+    await api.call('patch NetworkPolicy owner', () => api.networking.patchNamespacedNetworkPolicy({ name, namespace, body: ownedByJob(job) }));
+  } catch (error) {
+    throw new Error(`Kubernetes refused to hand the agent's NetworkPolicy to its Job: ${describeApiError(error)}`);
+  }
+}
+
+/** Deletes the NetworkPolicy of a task whose Job could not be created or handed its dependents. */
+export async function deleteNetworkPolicy(api: KubeApi, namespace: string, taskId: string): Promise<void> {
+  try {
+    await api.call('delete NetworkPolicy', () => api.networking.deleteNamespacedNetworkPolicy({ name: networkPolicyName(taskId), namespace }));
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
   }
 }

@@ -7,7 +7,7 @@ import { PodAdditionRules } from '../../shared/config/kubernetes-settings';
 import { JobShaping } from './kubernetes-job-shaping';
 import { podAdditionProblems } from './kubernetes-pod-additions';
 import { AgentSecrets } from './kubernetes-secrets';
-import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint } from './kubernetes-network-policy';
+import { adoptNetworkPolicy, buildNetworkPolicy, createNetworkPolicy, deleteNetworkPolicy, DispatcherEndpoint } from './kubernetes-network-policy';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
@@ -116,20 +116,22 @@ export class KubernetesRuntime implements RuntimeBackend {
     this.watchNamespace(namespace);
     this.agents.track(spec.taskId, namespace);
     const secret = secretName(spec.taskId);
+    // The Secret and the egress policy exist before the Job: its pod never waits for its key
+    // nor runs with open egress. Then both are handed to the Job, so they go with it.
     await this.secrets.create(namespace, buildSecret(spec, this.settings));
     try {
+      await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.dispatcher));
       const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
-      const owner = { name: job.metadata!.name!, uid: job.metadata!.uid! };
-      const undo = (why: string) => async (error: unknown) => {
-        await this.deleteJob(`${namespace}/${owner.name}`, why).catch(() => undefined);
-        throw error;
-      };
-      await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.dispatcher, owner))
-        .catch(undo('undo a Job whose NetworkPolicy failed'));
-      await this.secrets.adopt(namespace, secret, job).catch(undo('undo a Job whose Secret could not be handed to it'));
-      return `${namespace}/${owner.name}`;
+      const ref = `${namespace}/${job.metadata!.name}`;
+      await Promise.all([adoptNetworkPolicy(this.api, namespace, job, spec.taskId), this.secrets.adopt(namespace, secret, job)])
+        .catch(async (error: unknown) => {
+          await this.deleteJob(ref, 'undo a Job whose Secret or NetworkPolicy could not be handed to it').catch(() => undefined);
+          throw error;
+        });
+      return ref;
     } catch (error) {
       await this.secrets.remove(namespace, secret).catch(() => undefined);
+      await deleteNetworkPolicy(this.api, namespace, spec.taskId).catch(() => undefined);
       throw error;
     }
   }

@@ -1,6 +1,12 @@
 import type { V1Job, V1Secret } from '@kubernetes/client-node';
 import { describeApiError, isConflict, isNotFound, KubeApi } from './kubernetes-client';
 
+/** A JSON patch that makes the Job the object's only owner (and controller), so it goes when the Job goes. */
+export function ownedByJob(job: V1Job): object[] {
+  const owner = { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata!.name!, uid: job.metadata!.uid!, controller: true, blockOwnerDeletion: false };
+  return [{ op: 'add', path: '/metadata/ownerReferences', value: [owner] }];
+}
+
 /**
  * The per-task Secret that holds the agent key. It is created before its Job, so the
  * kubelet never meets a pod whose Secret does not exist yet (CreateContainerConfigError,
@@ -25,8 +31,7 @@ export class AgentSecrets {
 
   /** Makes the Job the Secret's owner (and controller), replacing any earlier owner. */
   async adopt(namespace: string, name: string, job: V1Job): Promise<void> {
-    const owner = { apiVersion: 'batch/v1', kind: 'Job', name: job.metadata!.name!, uid: job.metadata!.uid!, controller: true, blockOwnerDeletion: false };
-    const body = [{ op: 'add', path: '/metadata/ownerReferences', value: [owner] }];
+    const body = ownedByJob(job);
     try {
       await this.api.call('patch Secret owner', () => this.api.core.patchNamespacedSecret({ name, namespace, body }));
     } catch (error) {
