@@ -64,7 +64,8 @@ export class ReplicaHeartbeatService implements OnApplicationBootstrap, OnApplic
       if (!lost) return null;
       const failed: string[] = [];
       for (const taskId of await this.replicas.hostLocalTasksOf(manager, lost)) {
-        const task = await this.tasks.transition(taskId, 'failed', { exitCode: -1, errorMessage: lostMessage(lost) }, manager);
+        // Its output is on the lost host: nothing more will be stored, so its callback need not wait for it.
+        const task = await this.tasks.transition(taskId, 'failed', { exitCode: -1, errorMessage: lostMessage(lost), logsStoredAt: new Date() }, manager);
         if (task) failed.push(taskId);
       }
       await this.replicas.forget(manager, lost.instance);

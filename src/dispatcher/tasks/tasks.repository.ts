@@ -13,7 +13,7 @@ const TASKS = '"dispatcher"."tasks"';
 const CLAIM_LOCK = 710_000_001;
 
 export type TaskPatch = Partial<Pick<TaskEntity,
-  'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage' | 'runtimeRef' | 'runtimeBackend'>>;
+  'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage' | 'runtimeRef' | 'runtimeBackend' | 'logsStoredAt'>>;
 
 /** Every query of the tasks table that is more than a find, and every state change. */
 @Injectable()
