@@ -75,6 +75,8 @@ describe('boot', () => {
     const second = start();
     try {
       await waitFor(`${controller}/health/`);
+      // Both roles up before the stop: a signal that comes while one is still booting is not a clean exit.
+      await waitFor(`http://127.0.0.1:${env.DISPATCHER_PORT}/health`);
       const skills = await http('GET', `${controller}/api/v1/skills/`, { headers: auth });
       expect(skills.status).toBe(200);
       expect(skills.body.map((skill: { slug: string }) => skill.slug)).toContain('kept-across-restarts');
