@@ -122,7 +122,11 @@ describe('TasksRepository on PostgreSQL', () => {
 
   it('tells pending tasks without a reason why they wait, from a point in time, and nothing else', async () => {
     const old = await tasks.insert(makeTaskRow());
+    // The database stamps microseconds and a Date holds milliseconds: keep the point in time clear of both inserts.
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 20));
+    await pause();
     const since = new Date();
+    await pause();
     const fresh = await tasks.insert(makeTaskRow());
     const explained = await tasks.insert(makeTaskRow({ lastDispatchError: 'another reason' }));
     const running = await tasks.insert(makeTaskRow({ status: 'running' }));
