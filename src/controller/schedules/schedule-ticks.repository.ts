@@ -40,7 +40,8 @@ export class ScheduleTicksRepository {
 
   /** Deletes ticks older than a day that are not their workflow's latest; rows another replica holds are skipped. */
   async prune(): Promise<number> {
-    const rows: unknown[] = await this.db.query(
+    // TypeORM answers a DELETE ... RETURNING with [rows, affected].
+    const [rows] = (await this.db.query(
       `DELETE FROM ${TICKS} WHERE (workflow_id, tick_at) IN (
          SELECT s.workflow_id, s.tick_at FROM ${TICKS} s
          WHERE s.created_at < now() - make_interval(hours => $1)
@@ -48,7 +49,7 @@ export class ScheduleTicksRepository {
          LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING workflow_id`,
       [KEEP_TICKS_HOURS, PRUNE_BATCH],
-    );
+    )) as [unknown[], number];
     return rows.length;
   }
 }
