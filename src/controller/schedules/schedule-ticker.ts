@@ -17,11 +17,10 @@ const PRUNE_EVERY_MS = 10 * 60_000;
 
 /**
  * Makes the tasks of workflow schedules. Runs in every controller replica: each round
- * reads the enabled workflows with a schedule (the routing cache, dropped when any replica
- * changes a workflow), works out the ticks each owes (schedule-plan.ts) from its latest
- * tick in the database, stores each tick with its task in one statement whose primary key
- * lets exactly one replica win, then sleeps until the next tick of any workflow, or until
- * a workflow changes.
+ * reads the enabled workflows with a schedule and each one's latest tick, works out the
+ * ticks each owes (schedule-plan.ts), stores each tick with its task in one statement whose
+ * primary key lets exactly one replica win, then sleeps until the next tick of any
+ * workflow, or until any replica changes a workflow (the routing cache's LISTEN).
  */
 @Injectable()
 export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -57,7 +56,7 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
     const now = new Date();
     let wakeAt = now.getTime() + MAX_SLEEP_MS;
     try {
-      const scheduled = (await this.workflows.routingCandidates()).filter((workflow) => workflow.triggers.some(isScheduleTrigger));
+      const scheduled = await this.ticks.scheduledWorkflows();
       const lastTicks = await this.ticks.lastTicks(scheduled.map((workflow) => workflow.id));
       for (const workflow of scheduled) {
         const triggers = workflow.triggers.filter(isScheduleTrigger);

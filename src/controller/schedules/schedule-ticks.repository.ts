@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Workflow } from '../workflows/workflows.entity';
 
 const TICKS = '"controller"."schedule_ticks"';
 
@@ -8,10 +9,18 @@ const TICKS = '"controller"."schedule_ticks"';
 const KEEP_TICKS_HOURS = 24;
 const PRUNE_BATCH = 5000;
 
-/** The ledger of schedule ticks that made a task. */
+/** The ledger of schedule ticks that made a task, and the workflows that tick. */
 @Injectable()
 export class ScheduleTicksRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The enabled workflows with at least one schedule trigger. */
+  scheduledWorkflows(): Promise<Workflow[]> {
+    return this.db.getRepository(Workflow).createQueryBuilder('workflow')
+      .where('workflow.enabled')
+      .andWhere(`workflow.triggers @> '[{"source": "schedule"}]'::jsonb`)
+      .getMany();
+  }
 
   /** Each workflow's latest tick that made a task. */
   async lastTicks(workflowIds: string[]): Promise<Map<string, Date>> {

@@ -65,14 +65,17 @@ function compile(cron: string, timezone: string): Cron {
   return new Cron(cron.trim(), { timezone, mode: '5-or-6-parts' });
 }
 
-/** Patterns are compiled once per stored trigger (the routing cache hands out the same objects until a workflow changes). */
-const compiled = new WeakMap<ScheduleTrigger, Cron>();
+/** Compiled patterns by pattern and time zone; a handful per installation, so the cache is simply emptied past a bound. */
+const compiled = new Map<string, Cron>();
+const MAX_COMPILED = 1000;
 
 export function cronOf(trigger: ScheduleTrigger): Cron {
-  let pattern = compiled.get(trigger);
+  const key = `${trigger.timezone} ${trigger.cron}`;
+  let pattern = compiled.get(key);
   if (!pattern) {
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
     pattern = compile(trigger.cron, trigger.timezone);
-    compiled.set(trigger, pattern);
+    compiled.set(key, pattern);
   }
   return pattern;
 }
