@@ -13,6 +13,7 @@ import { DispatchersModule } from './dispatchers/dispatchers.module';
 import { HealthModule } from './health/health.module';
 import { ControllerGauges } from './metrics/controller-gauges';
 import { OAuthModule } from './oauth/oauth.module';
+import { SchedulesModule } from './schedules/schedules.module';
 import { SkillsModule } from './skills/skills.module';
 import { TaskHotRoutes } from './tasks/task-hot-routes';
 import { TasksModule } from './tasks/tasks.module';
@@ -25,7 +26,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
  * routes in the order they were registered, which is this order: the two that take the
  * most requests (webhook ingest, task callbacks and progress) come first.
  */
-export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule];
+export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule, SchedulesModule];
 
 /** The providers of the controller's hot routes (see `mountHotRoutes`), webhook ingest first. */
 export const CONTROLLER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [WebhookHotRoutes, TaskHotRoutes];

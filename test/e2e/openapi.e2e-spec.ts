@@ -89,8 +89,11 @@ describe('OpenAPI documents, as a client generator reads them', () => {
     const triggers = schema.properties?.triggers as Schema;
     expect(triggers.type).toBe('array');
     const trigger = resolve(document, triggers.items as Schema);
-    expect(trigger.required).toEqual(expect.arrayContaining(['source', 'event']));
-    expect(trigger.properties?.source.enum).toEqual(['forge', 'chat', 'custom']);
+    // A webhook trigger names its event; a schedule trigger its cron instead.
+    expect(trigger.required).toEqual(['source']);
+    expect(trigger.properties?.source.enum).toEqual(['forge', 'chat', 'custom', 'schedule']);
+    expect(Object.keys(trigger.properties ?? {})).toEqual(expect.arrayContaining(['event', 'filter', 'cron', 'timezone', 'catch_up']));
+    expect(trigger.properties?.catch_up.enum).toEqual(['latest', 'none']);
 
     const template = resolve(document, schema.properties?.task_template as Schema);
     expect(template.required).toEqual(expect.arrayContaining(['agent_image', 'runtime_target']));

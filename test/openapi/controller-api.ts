@@ -760,11 +760,14 @@ export interface components {
              * @example forge
              * @enum {string}
              */
-            source: "forge" | "chat" | "custom";
-            /** @example pull_request */
-            event: string;
+            source: "forge" | "chat" | "custom" | "schedule";
             /**
-             * @description Dotted payload paths, each equal to a value (string, number, boolean or null) or matching a * glob
+             * @description Required for a webhook source; a schedule trigger takes none
+             * @example pull_request
+             */
+            event?: string;
+            /**
+             * @description Dotted payload paths, each equal to a value (string, number, boolean or null) or matching a * glob; not for a schedule trigger
              * @example {
              *       "action": "opened",
              *       "repository.full_name": "acme/*"
@@ -773,6 +776,23 @@ export interface components {
             filter?: {
                 [key: string]: unknown;
             };
+            /**
+             * @description Schedule triggers: a cron pattern of 5 fields (minute hour day month weekday) or 6 (seconds first)
+             * @example 0 3 * * 1-5
+             */
+            cron?: string;
+            /**
+             * @description Schedule triggers: the IANA time zone the pattern is read in
+             * @default UTC
+             * @example Europe/Berlin
+             */
+            timezone?: string;
+            /**
+             * @description Schedule triggers: after downtime, make the most recent missed tick once (latest) or skip missed ticks (none)
+             * @default latest
+             * @enum {string}
+             */
+            catch_up?: "latest" | "none";
         };
         WorkflowRuntimeTargetDto: {
             /**
@@ -844,7 +864,7 @@ export interface components {
             network?: components["schemas"]["TaskNetworkDto"];
             security?: components["schemas"]["TaskSecurityDto"];
             /**
-             * @description Any JSON; strings may hold {{payload}} or {{payload.a.b}} placeholders, filled from the event
+             * @description Any JSON; strings may hold {{payload}} or {{payload.a.b}} placeholders, filled from the event, and {{schedule.time}} or {{schedule.previous_time}}, filled by a schedule tick (RFC 3339, UTC)
              * @example {
              *       "prompt": "Review {{payload.pull_request.html_url}}"
              *     }
@@ -1125,11 +1145,22 @@ export interface components {
             priority: number;
             triggers: {
                 /** @enum {string} */
-                source: "forge" | "chat" | "custom";
-                event: string;
+                source: "forge" | "chat" | "custom" | "schedule";
+                /** @description Webhook triggers */
+                event?: string;
+                /** @description Webhook triggers */
                 filter?: {
                     [key: string]: unknown;
                 };
+                /** @description Schedule triggers: 5 fields, or 6 with seconds first */
+                cron?: string;
+                /** @description Schedule triggers: IANA time zone */
+                timezone?: string;
+                /**
+                 * @description Schedule triggers
+                 * @enum {string}
+                 */
+                catch_up?: "latest" | "none";
             }[];
             task_template: {
                 agent_image: string;
@@ -1143,6 +1174,7 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            next_runs?: string[];
         };
         WorkflowPage: {
             count: number;

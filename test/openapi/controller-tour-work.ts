@@ -131,4 +131,19 @@ async function workflowsAndWebhooksTour(client: ControllerClient, context: WorkT
   expectStatus(await client.DELETE('/api/v1/workflows/{id}', workflow), 204);
   expectStatus(await client.DELETE('/api/v1/workflows/{id}', workflow), 404);
   expectStatus(await client.GET('/api/v1/workflows/{id}/runs', workflow), 404);
+  await scheduledWorkflowTour(client, context);
+}
+
+async function scheduledWorkflowTour(client: ControllerClient, context: WorkTourContext): Promise<void> {
+  const { operator } = context;
+  const id = `tour-nightly-${randomUUID().slice(0, 8)}`;
+  const trigger = { source: 'schedule' as const, cron: '0 3 * * *', timezone: 'Europe/Berlin', catch_up: 'none' as const };
+  const body = { id, triggers: [trigger], task_template: { ...template, brief: { night_of: '{{schedule.time}}' } } };
+  expectStatus(await client.POST('/api/v1/workflows', { headers: operator, body: { ...body, triggers: [{ ...trigger, cron: '0 3 * *' }] } }), 400);
+  expectStatus(await client.POST('/api/v1/workflows', { headers: operator, body }), 201);
+  const workflow = { params: { path: { id } }, headers: operator };
+  const shown = await client.GET('/api/v1/workflows/{id}', workflow);
+  expectStatus(shown, 200);
+  if (shown.data?.next_runs?.length !== 5) throw new Error(`${id}: expected 5 next_runs, got ${JSON.stringify(shown.data?.next_runs)}`);
+  expectStatus(await client.DELETE('/api/v1/workflows/{id}', workflow), 204);
 }

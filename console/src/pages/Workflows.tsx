@@ -37,10 +37,12 @@ export function Workflows({ credential }: { credential: Credential }) {
             <button type="button" onClick={() => toggle(workflow)}>{workflow.enabled ? 'Disable' : 'Enable'}</button>
             <button type="button" onClick={() => showRuns(workflow.id)}>Runs</button>
           </div>
-          <p>Priority {workflow.priority} · image <code>{workflow.task_template?.agent_image}</code></p>
+          <p>Priority {workflow.priority} · image <code>{workflow.task_template?.agent_image}</code>
+            {workflow.next_runs?.length > 0 && <> · next run {new Date(workflow.next_runs[0]).toLocaleString()}</>}</p>
           <ul class="triggers">
             {workflow.triggers.map((trigger: any) => (
-              <li><span class="chip">{trigger.source}</span> {trigger.event} {Object.keys(trigger.filter ?? {}).length > 0 && <code>{JSON.stringify(trigger.filter)}</code>}</li>
+              <li><span class="chip">{trigger.source}</span> {trigger.event} {Object.keys(trigger.filter ?? {}).length > 0 && <code>{JSON.stringify(trigger.filter)}</code>}
+                {trigger.cron && <><code>{trigger.cron}</code> {trigger.timezone}</>}</li>
             ))}
           </ul>
           {runs[workflow.id] && (

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { Subject } from 'rxjs';
 import { Repository } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
@@ -24,6 +25,8 @@ export class WorkflowRoutingCache implements OnApplicationBootstrap, OnModuleDes
   private version: string | null = null;
   private timer: NodeJS.Timeout | null = null;
   private listener?: PgListener;
+  /** Emits whenever the list is dropped: a workflow changed here or on another replica. */
+  readonly changes = new Subject<void>();
 
   constructor(
     @InjectRepository(Workflow) private readonly workflows: Repository<Workflow>,
@@ -52,6 +55,7 @@ export class WorkflowRoutingCache implements OnApplicationBootstrap, OnModuleDes
 
   invalidate(): void {
     this.candidates = null;
+    this.changes.next();
   }
 
   /** A workflow changed here: drop the list and tell the other replicas. */

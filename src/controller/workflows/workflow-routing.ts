@@ -7,9 +7,10 @@ import picomatch from 'picomatch';
 
 export type FilterValue = string | number | boolean | null;
 
+/** A webhook trigger; a schedule trigger (no `event`) never matches an event. */
 export interface WorkflowTrigger {
   source: string;
-  event: string;
+  event?: string;
   filter?: Record<string, FilterValue>;
 }
 
@@ -32,6 +33,15 @@ export const FILTER_PATH = /^[A-Za-z0-9_$@-]+(\.[A-Za-z0-9_$@-]+)*$/;
 /** `{{payload}}` or `{{payload.a.b}}`, spaces inside the braces allowed. */
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 const PAYLOAD_REF = /^payload(\.[A-Za-z0-9_$@-]+)*$/;
+/** A schedule tick's own placeholders: `{{schedule.time}}`, `{{schedule.previous_time}}`. */
+const SCHEDULE_REF = /^schedule\.(time|previous_time)$/;
+const isReference = (ref: string) => PAYLOAD_REF.test(ref) || SCHEDULE_REF.test(ref);
+
+/** What a schedule tick fills its brief with: RFC 3339 times in UTC. */
+export interface ScheduleContext {
+  time: string;
+  previous_time: string | null;
+}
 
 /** The value at a dotted path, or undefined when any step is missing. */
 export function valueAt(root: unknown, path: string): unknown {
@@ -84,7 +94,7 @@ export function filterMatches(payload: unknown, path: string, expected: FilterVa
 }
 
 export function triggerMatches(trigger: WorkflowTrigger, event: WebhookEvent): boolean {
-  if (trigger.source !== event.source || trigger.event !== event.event) return false;
+  if (trigger.event === undefined || trigger.source !== event.source || trigger.event !== event.event) return false;
   return Object.entries(trigger.filter ?? {}).every(([path, value]) => filterMatches(event.payload, path, value));
 }
 
@@ -96,28 +106,32 @@ export function pickWorkflow<T extends RoutableWorkflow>(workflows: T[], event: 
   return candidates.find((workflow) => workflow.triggers.some((trigger) => triggerMatches(trigger, event))) ?? null;
 }
 
-/** Every placeholder of a brief template that is not `payload` or `payload.<path>`. */
+/** Every placeholder of a brief template that is not `payload`, `payload.<path>`, `schedule.time` or `schedule.previous_time`. */
 export function badPlaceholders(template: unknown): string[] {
   const bad: string[] = [];
   walkStrings(template, (text) => {
-    for (const match of text.matchAll(PLACEHOLDER)) if (!PAYLOAD_REF.test(match[1])) bad.push(match[0]);
+    for (const match of text.matchAll(PLACEHOLDER)) if (!isReference(match[1])) bad.push(match[0]);
     return text;
   });
   return bad;
 }
 
 /**
- * Fills `{{payload.x.y}}` placeholders. A string that is exactly one placeholder takes
- * the value itself (an object stays an object); inside longer text a value is written
- * as text (objects as JSON). A missing value is null on its own, empty inside text.
+ * Fills `{{payload.x.y}}` placeholders, and `{{schedule.time}}` / `{{schedule.previous_time}}`
+ * for a schedule tick. A string that is exactly one placeholder takes the value itself (an
+ * object stays an object); inside longer text a value is written as text (objects as JSON).
+ * A missing value is null on its own, empty inside text.
  */
-export function fillBrief(template: unknown, payload: unknown): unknown {
-  const lookup = (ref: string): unknown => (ref === 'payload' ? payload : valueAt(payload, ref.slice('payload.'.length)));
+export function fillBrief(template: unknown, payload: unknown, schedule?: ScheduleContext): unknown {
+  const lookup = (ref: string): unknown => {
+    if (SCHEDULE_REF.test(ref)) return schedule ? valueAt(schedule, ref.slice('schedule.'.length)) : undefined;
+    return ref === 'payload' ? payload : valueAt(payload, ref.slice('payload.'.length));
+  };
   return walkStrings(template, (text) => {
     const whole = /^\{\{\s*([^{}]*?)\s*\}\}$/.exec(text);
-    if (whole && PAYLOAD_REF.test(whole[1])) return lookup(whole[1]) ?? null;
+    if (whole && isReference(whole[1])) return lookup(whole[1]) ?? null;
     return text.replace(PLACEHOLDER, (placeholder, ref: string) => {
-      if (!PAYLOAD_REF.test(ref)) return placeholder;
+      if (!isReference(ref)) return placeholder;
       const value = lookup(ref);
       if (value === undefined || value === null) return '';
       return typeof value === 'object' ? JSON.stringify(value) : String(value);

@@ -17,11 +17,14 @@ import {
   Min,
   MinLength,
   ValidateBy,
+  ValidateIf,
   ValidateNested,
   ValidationOptions,
 } from 'class-validator';
 import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsEnvMap, IsMapOf } from '../../shared/validation/maps';
+import { CATCH_UP_MODES, DEFAULT_TIME_ZONE, MAX_CRON_LENGTH, SCHEDULE_SOURCE } from '../schedules/schedule-trigger';
+import { IsCronPattern, isScheduleSource, IsTimeZone, OnlyForTriggerKind } from '../schedules/schedule-validation';
 import { TaskTemplateFieldsDto } from '../tasks/tasks.dto';
 import { WEBHOOK_SOURCES } from '../webhooks/webhook-signatures';
 import { badPlaceholders, FILTER_PATH } from './workflow-routing';
@@ -36,25 +39,57 @@ export const NAMESPACE = /^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$/;
 
 const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
 
+const TRIGGER_SOURCES = [...WEBHOOK_SOURCES, SCHEDULE_SOURCE];
+
+/** A webhook trigger (`source`, `event`, `filter`) or a schedule trigger (`source: "schedule"`, `cron`, `timezone`, `catch_up`). */
 export class TriggerDto {
-  @ApiProperty({ enum: WEBHOOK_SOURCES, example: 'forge' })
-  @IsIn(WEBHOOK_SOURCES, { message: `source must be one of ${WEBHOOK_SOURCES.join(', ')}` })
+  @ApiProperty({ enum: TRIGGER_SOURCES, example: 'forge' })
+  @IsIn(TRIGGER_SOURCES, { message: `source must be one of ${TRIGGER_SOURCES.join(', ')}` })
   source: string;
 
-  @ApiProperty({ example: 'pull_request' })
+  @ApiPropertyOptional({ description: 'Required for a webhook source; a schedule trigger takes none', example: 'pull_request' })
+  @ValidateIf((trigger: TriggerDto) => !isScheduleSource(trigger) || trigger.event !== undefined)
+  @OnlyForTriggerKind('event', false)
   @IsString()
   @Matches(EVENT_NAME, { message: 'event must be an event name such as push, pull_request or event_callback' })
-  event: string;
+  event?: string;
 
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'Dotted payload paths, each equal to a value (string, number, boolean or null) or matching a * glob',
+    description: 'Dotted payload paths, each equal to a value (string, number, boolean or null) or matching a * glob; not for a schedule trigger',
     example: { action: 'opened', 'repository.full_name': 'acme/*' },
   })
   @IsOptional()
+  @OnlyForTriggerKind('filter', false)
   @IsMapOf('isFilter', FILTER_PATH, isScalar, 'filter must map dotted payload paths (a.b.c) to a string, number, boolean or null')
   filter?: Record<string, string | number | boolean | null>;
+
+  @ApiPropertyOptional({
+    description: 'Schedule triggers: a cron pattern of 5 fields (minute hour day month weekday) or 6 (seconds first)',
+    example: '0 3 * * 1-5',
+    maxLength: MAX_CRON_LENGTH,
+  })
+  @ValidateIf((trigger: TriggerDto) => isScheduleSource(trigger) || trigger.cron !== undefined)
+  @OnlyForTriggerKind('cron', true)
+  @IsCronPattern()
+  cron?: string;
+
+  @ApiPropertyOptional({ description: 'Schedule triggers: the IANA time zone the pattern is read in', default: DEFAULT_TIME_ZONE, example: 'Europe/Berlin' })
+  @IsOptional()
+  @OnlyForTriggerKind('timezone', true)
+  @IsTimeZone()
+  timezone?: string;
+
+  @ApiPropertyOptional({
+    enum: CATCH_UP_MODES,
+    default: 'latest',
+    description: 'Schedule triggers: after downtime, make the most recent missed tick once (latest) or skip missed ticks (none)',
+  })
+  @IsOptional()
+  @OnlyForTriggerKind('catch_up', true)
+  @IsIn(CATCH_UP_MODES, { message: `catch_up must be one of ${CATCH_UP_MODES.join(', ')}` })
+  catch_up?: string;
 }
 
 export class WorkflowRuntimeTargetDto {
@@ -76,7 +111,7 @@ function IsBriefTemplate(options?: ValidationOptions) {
       name: 'isBriefTemplate',
       validator: {
         validate: (brief: unknown) => badPlaceholders(brief).length === 0,
-        defaultMessage: (args) => `brief placeholders must be {{payload}} or {{payload.a.b}} (not ${badPlaceholders(args?.value).join(', ')})`,
+        defaultMessage: (args) => `brief placeholders must be {{payload}}, {{payload.a.b}}, {{schedule.time}} or {{schedule.previous_time}} (not ${badPlaceholders(args?.value).join(', ')})`,
       },
     },
     options,
@@ -115,7 +150,7 @@ export class WorkflowTaskTemplateDto extends TaskTemplateFieldsDto {
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,
-    description: 'Any JSON; strings may hold {{payload}} or {{payload.a.b}} placeholders, filled from the event',
+    description: 'Any JSON; strings may hold {{payload}} or {{payload.a.b}} placeholders, filled from the event, and {{schedule.time}} or {{schedule.previous_time}}, filled by a schedule tick (RFC 3339, UTC)',
     example: { prompt: 'Review {{payload.pull_request.html_url}}' },
   })
   @Allow()

@@ -1,13 +1,16 @@
 import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { ScheduleTrigger } from '../schedules/schedule-trigger';
 import { FilterValue } from './workflow-routing';
 
-export interface StoredTrigger {
+export interface StoredEventTrigger {
   source: string;
   event: string;
   filter: Record<string, FilterValue>;
 }
+
+export type StoredTrigger = StoredEventTrigger | ScheduleTrigger;
 
 /** The task fields a workflow run gets; `brief` may hold `{{payload.x.y}}` placeholders. */
 export interface StoredTaskTemplate extends PodAdditions {

@@ -1,11 +1,14 @@
 import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
+import { Observable } from 'rxjs';
 import { QueryFailedError, Repository } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { Page, PageRequest, toPage } from '../../shared/http/page';
+import { isScheduleTrigger, storedScheduleTrigger } from '../schedules/schedule-trigger';
+import { scheduledRuns } from '../schedules/schedule-view';
 import { networkOf, securityOf } from '../tasks/task-isolation';
 import { WorkflowRoutingCache } from './workflow-routing-cache';
 import { CreateWorkflowDto, WorkflowBodyDto, WorkflowTaskTemplateDto } from './workflows.dto';
@@ -20,9 +23,12 @@ export interface WorkflowView {
   task_template: StoredTaskTemplate;
   created_at: string;
   updated_at: string;
+  /** A workflow with a schedule: its next tick times (none while it is disabled). */
+  next_runs?: string[];
 }
 
 export function toWorkflowView(workflow: Workflow): WorkflowView {
+  const nextRuns = scheduledRuns(workflow);
   return {
     id: workflow.id,
     name: workflow.name,
@@ -32,6 +38,7 @@ export function toWorkflowView(workflow: Workflow): WorkflowView {
     task_template: workflow.taskTemplate,
     created_at: workflow.createdAt.toISOString(),
     updated_at: workflow.updatedAt.toISOString(),
+    ...(nextRuns ? { next_runs: nextRuns.map((time) => time.toISOString()) } : {}),
   };
 }
 
@@ -57,7 +64,8 @@ function storedTemplate(template: WorkflowTaskTemplateDto): StoredTaskTemplate {
 }
 
 function storedTriggers(body: WorkflowBodyDto): StoredTrigger[] {
-  return body.triggers.map((trigger) => ({ source: trigger.source, event: trigger.event, filter: trigger.filter ?? {} }));
+  return body.triggers.map((trigger) =>
+    isScheduleTrigger(trigger) ? storedScheduleTrigger(trigger) : { source: trigger.source, event: trigger.event!, filter: trigger.filter ?? {} });
 }
 
 @Injectable()
@@ -124,6 +132,11 @@ export class WorkflowsService {
       skip: page.offset,
     });
     return toPage(rows.map(toWorkflowView), count, page, { baseUrl: this.config.publicUrl, path: '/api/v1/workflows/' });
+  }
+
+  /** Emits when any replica changed a workflow (the schedule ticker wakes on it). */
+  get changes(): Observable<void> {
+    return this.routing.changes;
   }
 
   /** The workflows an event may be routed to, in routing order. */
