@@ -31,9 +31,14 @@ export class SchedulingQueue1790100000000 implements MigrationInterface {
     await runner.query(`CREATE INDEX "tasks_dispatcher_held_idx" ON "controller"."tasks" ("dispatcher_guid") WHERE ${HOLDS_SLOT} AND "dispatcher_guid" IS NOT NULL`);
     await runner.query(`CREATE INDEX "tasks_superseded_open_idx" ON "controller"."tasks" ("superseded_by")
       WHERE "superseded_by" IS NOT NULL AND "status" IN ('dispatched', 'running')`);
+    // The queue's virtual time per priority: the largest turn a claim has taken (start-time fair queuing).
+    await runner.query(`CREATE TABLE "controller"."queue_clock" (
+      "priority" integer NOT NULL,
+      "now_tag" double precision NOT NULL DEFAULT 0,
+      CONSTRAINT "queue_clock_pkey" PRIMARY KEY ("priority"))`);
     // A new pending task joins its group's turn: after the group's last pending task of its
-    // priority, and never before the earliest pending task of that priority (the queue's
-    // "now"), one step of 1/weight further. Two probes of the indexes above.
+    // priority, and never before the queue's virtual time at that priority, one step of
+    // 1/weight further. A primary-key read and one probe of the end of the group's range.
     await runner.query(`CREATE FUNCTION "controller"."task_fair_tag"() RETURNS trigger LANGUAGE plpgsql AS $$
       DECLARE
         queue_now double precision;
@@ -42,11 +47,10 @@ export class SchedulingQueue1790100000000 implements MigrationInterface {
         IF NEW.status <> 'pending' THEN
           RETURN NEW;
         END IF;
-        SELECT t.fair_tag INTO queue_now FROM "controller"."tasks" t
-          WHERE t.status = 'pending' AND t.priority = NEW.priority
-          ORDER BY t.priority DESC, t.fair_tag, t.created_at, t.guid LIMIT 1;
-        SELECT max(t.fair_tag) INTO group_tail FROM "controller"."tasks" t
-          WHERE t.status = 'pending' AND t.fairness_group = NEW.fairness_group AND t.priority = NEW.priority;
+        SELECT c.now_tag INTO queue_now FROM "controller"."queue_clock" c WHERE c.priority = NEW.priority;
+        SELECT t.fair_tag INTO group_tail FROM "controller"."tasks" t
+          WHERE t.status = 'pending' AND t.fairness_group = NEW.fairness_group AND t.priority = NEW.priority
+          ORDER BY t.fairness_group DESC, t.priority DESC, t.fair_tag DESC LIMIT 1;
         NEW.fair_tag := GREATEST(COALESCE(queue_now, 0), COALESCE(group_tail, 0)) + 1.0 / GREATEST(NEW.fairness_weight, 1);
         RETURN NEW;
       END $$`);
@@ -61,6 +65,7 @@ export class SchedulingQueue1790100000000 implements MigrationInterface {
     await runner.query(`ALTER TABLE "controller"."workflows" DROP CONSTRAINT "workflows_weight_check", DROP COLUMN "weight", DROP COLUMN "concurrency"`);
     await runner.query(`DROP TRIGGER "tasks_fair_tag" ON "controller"."tasks"`);
     await runner.query(`DROP FUNCTION "controller"."task_fair_tag"()`);
+    await runner.query(`DROP TABLE "controller"."queue_clock"`);
     for (const index of ['tasks_superseded_open_idx', 'tasks_dispatcher_held_idx', 'tasks_concurrency_held_idx', 'tasks_fairness_tail_idx', 'tasks_claim_order_idx']) {
       await runner.query(`DROP INDEX "controller"."${index}"`);
     }

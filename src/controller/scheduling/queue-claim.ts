@@ -28,7 +28,7 @@ interface CandidateRow {
   priority: number;
   fair_tag: number;
   /** As text: a Date would drop the microseconds the keyset needs. */
-  created_at: string;
+  created_at_text: string;
 }
 
 /**
@@ -67,7 +67,7 @@ export class QueueClaim {
   private candidates(manager: EntityManager, limit: number, fullKeys: string[], after: CandidateRow | null): Promise<CandidateRow[]> {
     return manager.query(
       `SELECT guid, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
-              priority, fair_tag, created_at::text AS created_at
+              priority, fair_tag, created_at::text AS created_at_text
        FROM ${TASKS}
        WHERE status = 'pending'
          AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
@@ -76,7 +76,7 @@ export class QueueClaim {
          AND ($3::int IS NULL OR priority < $3 OR (priority = $3 AND (fair_tag, created_at, guid) > ($4::float8, $5::timestamptz, $6::uuid)))
        ORDER BY priority DESC, fair_tag, created_at, guid
        LIMIT $1`,
-      [limit, fullKeys, after?.priority ?? null, after?.fair_tag ?? null, after?.created_at ?? null, after?.guid ?? null],
+      [limit, fullKeys, after?.priority ?? null, after?.fair_tag ?? null, after?.created_at_text ?? null, after?.guid ?? null],
     );
   }
 
@@ -123,9 +123,25 @@ export class QueueClaim {
        RETURNING t.*`,
       [[...chosen.keys()], [...chosen.values()], leaseSeconds],
     )) as [Record<string, unknown>[], number];
+    await this.advanceClock(manager, rows);
     const order = [...chosen.keys()];
     const metadata = this.db.getMetadata(Task);
     return rows.map((row) => hydrate<Task>(this.db, metadata, row)).sort((a, b) => order.indexOf(a.guid) - order.indexOf(b.guid));
+  }
+
+  /** Moves each priority's virtual time to the largest turn this claim took (QueueClock). */
+  private async advanceClock(manager: EntityManager, rows: Record<string, unknown>[]): Promise<void> {
+    const latest = new Map<number, number>();
+    for (const row of rows) {
+      const priority = Number(row.priority);
+      latest.set(priority, Math.max(latest.get(priority) ?? 0, Number(row.fair_tag)));
+    }
+    if (latest.size === 0) return;
+    await manager.query(
+      `INSERT INTO "controller"."queue_clock" (priority, now_tag) SELECT * FROM unnest($1::int[], $2::float8[])
+       ON CONFLICT (priority) DO UPDATE SET now_tag = GREATEST(queue_clock.now_tag, EXCLUDED.now_tag)`,
+      [[...latest.keys()], [...latest.values()]],
+    );
   }
 }
 
