@@ -12,6 +12,7 @@ import { ControllerRetention } from './controller-retention';
 import { DispatchersModule } from './dispatchers/dispatchers.module';
 import { HealthModule } from './health/health.module';
 import { ControllerGauges } from './metrics/controller-gauges';
+import { QueueGauges } from './scheduling/queue-gauges';
 import { OAuthModule } from './oauth/oauth.module';
 import { SchedulesModule } from './schedules/schedules.module';
 import { SkillsModule } from './skills/skills.module';
@@ -43,7 +44,7 @@ export class ControllerModule {
         CacheModule.forRoot(),
         StorageModule.forRoot(),
         ...CONTROLLER_FEATURES,
-        MetricsModule.forRole('controller', [ControllerGauges]),
+        MetricsModule.forRole('controller', [ControllerGauges, QueueGauges]),
       ],
       providers: [ControllerRetention],
     };

@@ -4,6 +4,7 @@ import { TaskEvent } from './events/events.entity';
 import { OAuthAccessToken } from './oauth/oauth-access-token.entity';
 import { OAuthClient } from './oauth/oauth-client.entity';
 import { ScheduleTick } from './schedules/schedule-tick.entity';
+import { QueueClock } from './scheduling/queue-clock.entity';
 import { Skill, SkillVersion } from './skills/skills.entity';
 import { Task } from './tasks/tasks.entity';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
@@ -22,4 +23,5 @@ export const CONTROLLER_ENTITIES: Function[] = [
   WebhookDelivery,
   TaskEvent,
   ScheduleTick,
+  QueueClock,
 ];

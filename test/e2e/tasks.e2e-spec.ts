@@ -23,13 +23,13 @@ describe('controller tasks API', () => {
     expect(created.status).toBe(201);
     const guid = created.body.guid;
     expect(created.body).toMatchObject({ status: 'pending', brief_key: `briefs/${guid}.json`, created_by: 'operator:API_TOKEN' });
-    const { updated_at: _changed, last_dispatch_error: _reason, ...stable } = created.body;
+    const { updated_at: _changed, last_dispatch_error: _reason, waiting_reason: _shown, ...stable } = created.body;
     // No dispatcher is online: the task waits with the reason, and nothing is written yet.
     const waiting = await waitFor(async () => {
       const task = (await getTask(system, guid)).body;
       return task.last_dispatch_error ? task : null;
     }, 10_000, 'the reason the task waits');
-    expect(waiting).toMatchObject({ ...stable, last_dispatch_error: 'No dispatcher is online; the task waits for one.' });
+    expect(waiting).toMatchObject({ ...stable, last_dispatch_error: 'No dispatcher is online; the task waits for one.', waiting_reason: 'No dispatcher is online; the task waits for one.' });
     const storage = createObjectStorage(system.config);
     expect(await storage.exists(`briefs/${guid}.json`)).toBe(false);
 

@@ -605,6 +605,24 @@ export interface components {
             /** @description Omitted: the dispatcher's AGENT_READ_ONLY_ROOT_FILESYSTEM (true) */
             read_only_root_filesystem?: boolean;
         };
+        ConcurrencyDto: {
+            /**
+             * @description The key tasks are counted by. On a workflow, a template over the event payload as the brief is; absent, the workflow id. On POST /tasks/, taken as given; absent, no concurrency unless the task has a workflow.
+             * @example {{payload.repository.full_name}}
+             */
+            key?: string;
+            /**
+             * @description Tasks of one key dispatched or running at once
+             * @example 2
+             */
+            limit: number;
+            /**
+             * @description queue: the new task waits; cancel_in_progress: the oldest dispatched or running tasks of the key are cancelled down to the limit and a waiting one is replaced; cancel_newest: the new task is cancelled at once
+             * @default queue
+             * @enum {string}
+             */
+            strategy?: "queue" | "cancel_in_progress" | "cancel_newest";
+        };
         TaskTemplateDto: {
             /**
              * @description Labels added to the agent pod (keys the dispatcher allows)
@@ -656,6 +674,12 @@ export interface components {
              */
             dispatcher_labels?: Record<string, never>;
             /**
+             * @description Higher is claimed first by the dispatch loop
+             * @default 0
+             * @example 0
+             */
+            priority?: number;
+            /**
              * @description The agent pod's runtimeClassName (gVisor, Kata, ...); omitted: the dispatcher's AGENT_RUNTIME_CLASS
              * @example gvisor
              */
@@ -675,6 +699,7 @@ export interface components {
             brief_key?: string;
             /** @example local */
             dispatcher?: string;
+            concurrency?: components["schemas"]["ConcurrencyDto"];
         };
         TaskCallbackDto: {
             /** @enum {string} */
@@ -754,6 +779,24 @@ export interface components {
             category?: "tool" | "prompt" | "knowledge" | "workflow" | "integration" | "other";
             /** @default  */
             description?: string;
+        };
+        WorkflowConcurrencyDto: {
+            /**
+             * @description A template over the event payload ({{payload.a.b}}); absent, the workflow id
+             * @example {{payload.repository.full_name}}
+             */
+            key?: string;
+            /**
+             * @description Tasks of one key dispatched or running at once
+             * @example 2
+             */
+            limit: number;
+            /**
+             * @description queue: the new task waits; cancel_in_progress: the oldest dispatched or running tasks of the key are cancelled down to the limit and a waiting one is replaced; cancel_newest: the new task is cancelled at once
+             * @default queue
+             * @enum {string}
+             */
+            strategy?: "queue" | "cancel_in_progress" | "cancel_newest";
         };
         TriggerDto: {
             /**
@@ -857,6 +900,12 @@ export interface components {
              */
             dispatcher_labels?: Record<string, never>;
             /**
+             * @description Higher is claimed first by the dispatch loop
+             * @default 0
+             * @example 0
+             */
+            priority?: number;
+            /**
              * @description The agent pod's runtimeClassName (gVisor, Kata, ...); omitted: the dispatcher's AGENT_RUNTIME_CLASS
              * @example gvisor
              */
@@ -883,6 +932,13 @@ export interface components {
              * @example 100
              */
             priority?: number;
+            concurrency?: components["schemas"]["WorkflowConcurrencyDto"];
+            /**
+             * @description The workflow's share of dispatches against other fairness groups of equal priority
+             * @default 1
+             * @example 1
+             */
+            weight?: number;
             triggers: components["schemas"]["TriggerDto"][];
             task_template: components["schemas"]["WorkflowTaskTemplateDto"];
             /** @example review-pull-requests */
@@ -898,6 +954,13 @@ export interface components {
              * @example 100
              */
             priority?: number;
+            concurrency?: components["schemas"]["WorkflowConcurrencyDto"];
+            /**
+             * @description The workflow's share of dispatches against other fairness groups of equal priority
+             * @default 1
+             * @example 1
+             */
+            weight?: number;
             triggers: components["schemas"]["TriggerDto"][];
             task_template: components["schemas"]["WorkflowTaskTemplateDto"];
         };
@@ -1032,6 +1095,12 @@ export interface components {
             cancel_requested: boolean;
             dispatch_attempts: number;
             last_dispatch_error: string | null;
+            /** @description Higher is claimed first */
+            priority: number;
+            /** @description The key the task counts against; null: no concurrency limit */
+            concurrency_key: string | null;
+            /** @description Why a pending task waits (a full concurrency key, busy dispatchers, none online); null once it left pending */
+            waiting_reason: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1170,6 +1239,15 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+            concurrency: {
+                /** @description A template over the event payload; absent: the workflow id */
+                key?: string;
+                limit: number;
+                /** @enum {string} */
+                strategy: "queue" | "cancel_in_progress" | "cancel_newest";
+            } | null;
+            /** @description Share of dispatches against other fairness groups of equal priority */
+            weight: number;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */

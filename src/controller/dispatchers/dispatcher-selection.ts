@@ -6,6 +6,8 @@ export interface DispatcherRequirement {
   runtimeType: string;
   labels: Record<string, string>;
   slug: string | null;
+  /** The dispatcher the queue's claim reserved a slot on (scheduling/), offered first while it fits. */
+  preferred?: string | null;
 }
 
 /**
@@ -34,6 +36,8 @@ export class DispatcherPool {
    */
   pick(requirement: DispatcherRequirement, tried: ReadonlySet<string> = new Set()): Dispatcher | null {
     let best: Dispatcher | null = null;
+    const preferred = requirement.preferred ? this.dispatchers.find((dispatcher) => dispatcher.guid === requirement.preferred) : undefined;
+    if (preferred && !tried.has(preferred.guid) && fits(preferred, requirement, this.now)) return preferred;
     for (const dispatcher of this.dispatchers) {
       if (tried.has(dispatcher.guid) || !fits(dispatcher, requirement, this.now)) continue;
       if (!best || this.loadOf(dispatcher) < this.loadOf(best) || (this.loadOf(dispatcher) === this.loadOf(best) && dispatcher.name < best.name)) {
@@ -53,7 +57,7 @@ export class DispatcherPool {
   }
 }
 
-function fits(dispatcher: Dispatcher, requirement: DispatcherRequirement, now: Date): boolean {
+export function fits(dispatcher: Dispatcher, requirement: DispatcherRequirement, now: Date): boolean {
   return (
     dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, now) === 'online' &&
     dispatcher.backends.includes(requirement.runtimeType) &&

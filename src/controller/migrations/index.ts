@@ -11,6 +11,7 @@ import { TaskIsolation1780100000000 } from './1780100000000-TaskIsolation';
 import { CreateEvents1780200000000 } from './1780200000000-CreateEvents';
 import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
 import { CreateScheduleTicks1790300000000 } from './1790300000000-CreateScheduleTicks';
+import { SchedulingQueue1790100000000 } from './1790100000000-SchedulingQueue';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -26,5 +27,6 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   TaskIsolation1780100000000,
   CreateEvents1780200000000,
   AddPodAdditions1780500000000,
+  SchedulingQueue1790100000000,
   CreateScheduleTicks1790300000000,
 ];

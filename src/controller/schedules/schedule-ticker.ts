@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Subscription } from 'rxjs';
 import { SerialLoop } from '../../shared/loop/serial-loop';
+import { workflowConcurrency } from '../scheduling/concurrency';
 import { TasksService, TaskTemplateInput } from '../tasks/tasks.service';
 import { fillBrief } from '../workflows/workflow-routing';
 import { Workflow } from '../workflows/workflows.entity';
@@ -78,9 +79,11 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
   private async makeTicks(workflow: Workflow, due: PlannedTick[]): Promise<void> {
     for (const tick of due) {
       try {
-        const values = await this.tasks.prepareTask(scheduledTaskInput(workflow, tick), { workflowId: workflow.id });
+        // A tick has no payload: its concurrency key is the workflow's key as written, else the workflow id.
+        const concurrency = workflowConcurrency(workflow.concurrency, workflow.id, {});
+        const values = await this.tasks.prepareTask(scheduledTaskInput(workflow, tick), { workflowId: workflow.id, concurrency, weight: workflow.weight });
         const task = await this.tasks.repository.insertAfter(values, this.ticks.tickInsert(workflow.id, tick.time, values.guid));
-        if (task) this.tasks.taskStored();
+        if (task) await this.tasks.admitStored(values);
       } catch (error) {
         // One workflow's broken template (a skill deleted since) does not hold up the others.
         this.logger.warn({ err: error, workflow: workflow.id, tick: tick.time.toISOString() }, 'A scheduled task could not be created');

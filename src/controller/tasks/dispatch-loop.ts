@@ -4,6 +4,8 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
+import { QueueClaim } from '../scheduling/queue-claim';
+import { SupersededCancels } from '../scheduling/superseded-cancels';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskWakeups } from './task-wakeups';
 import { Task } from './tasks.entity';
@@ -20,8 +22,10 @@ const NOTE_OVERLAP_MS = 5000;
 /**
  * The controller's dispatch loop. Woken at once when a task is stored (here, or by another
  * replica through LISTEN/NOTIFY) and every TASK_DISPATCH_RETRY_SECONDS otherwise, each round
- * runs the watchdog when it is due, then claims pending tasks in batches (FOR UPDATE SKIP
- * LOCKED, so replicas share the work) and sets each batch going, up to BATCHES_IN_FLIGHT.
+ * runs the watchdog when it is due, sends the cancels `cancel_in_progress` decided, then
+ * claims from the queue (scheduling/queue-claim.ts: priority, fair share, age, within each
+ * dispatcher's free slots and each concurrency key's limit) in batches and sets each batch
+ * going, up to BATCHES_IN_FLIGHT.
  * With no dispatcher online it claims nothing, and a dispatcher coming online wakes it.
  */
 @Injectable()
@@ -43,6 +47,8 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly dispatch: TaskDispatchService,
     private readonly dispatchers: DispatchersService,
     private readonly wakeups: TaskWakeups,
+    private readonly queue: QueueClaim,
+    private readonly superseded: SupersededCancels,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -71,6 +77,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       this.watchdogDueAt = Date.now() + this.config.taskDispatchRetrySeconds * 1000;
       await this.timeOutSilentTasks();
     }
+    await this.superseded.sendDue();
     if (Date.now() < this.idleUntil) {
       // A wake-up while idle is put off, not lost: another replica may have seen a dispatcher come.
       this.idleWake ??= setTimeout(() => {
@@ -90,7 +97,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     }
     const size = this.config.dispatchBatchSize;
     while (this.inFlight.size < BATCHES_IN_FLIGHT) {
-      const batch = await this.tasks.claimPending(size, this.config.dispatchClaimLeaseSeconds);
+      const batch = await this.queue.claim(size, this.config.dispatchClaimLeaseSeconds);
       if (batch.length === 0) return;
       this.start(batch);
       if (batch.length < size) return;

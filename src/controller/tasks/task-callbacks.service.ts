@@ -4,6 +4,7 @@ import { CallbackCaller } from './callback-auth.guard';
 import { decideCallback, finalStatusOfCallback } from './task-state';
 import { TaskCallbackDto, TaskProgressDto } from './tasks.dto';
 import { TaskStatus } from './tasks.entity';
+import { TaskWakeups } from './task-wakeups';
 import { TasksRepository } from './tasks.repository';
 
 export interface CallbackAnswer {
@@ -18,7 +19,10 @@ export interface CallbackAnswer {
 export class TaskCallbacksService {
   private readonly logger = new Logger(TaskCallbacksService.name);
 
-  constructor(private readonly tasks: TasksRepository) {}
+  constructor(
+    private readonly tasks: TasksRepository,
+    private readonly wakeups: TaskWakeups,
+  ) {}
 
   /**
    * Closes the task with the reported final state in one conditional statement. When the
@@ -34,6 +38,8 @@ export class TaskCallbacksService {
     };
     const finished = (status: TaskStatus): CallbackAnswer => {
       this.logger.log({ task: caller.guid, status }, 'Task finished');
+      // A slot of its dispatcher and its concurrency key is free: the queue may start the next task.
+      this.wakeups.taskStored();
       return { status: 'ok', task_guid: caller.guid, task_status: status };
     };
     // The common case in one statement: the state a report means does not hang on a cancel

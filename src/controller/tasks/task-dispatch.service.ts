@@ -206,7 +206,7 @@ export class TaskDispatchService {
 }
 
 function requirementOf(task: Task): DispatcherRequirement {
-  return { runtimeType: task.runtimeTarget.type, labels: task.dispatcherLabels, slug: task.requestedDispatcher };
+  return { runtimeType: task.runtimeTarget.type, labels: task.dispatcherLabels, slug: task.requestedDispatcher, preferred: task.dispatcherGuid };
 }
 
 function messagesOf(failures: DispatcherAnswer[]): string {

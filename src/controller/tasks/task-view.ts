@@ -1,3 +1,4 @@
+import { queueView } from '../scheduling/queue-view';
 import { Task } from './tasks.entity';
 
 /** A task as the API shows it: the template, where it runs, its progress and its result. */
@@ -37,6 +38,7 @@ export function taskView(task: Task) {
     cancel_requested: task.cancelRequestedAt !== null,
     dispatch_attempts: task.dispatchAttempts,
     last_dispatch_error: task.status === 'pending' ? task.lastDispatchError : null,
+    ...queueView(task),
     created_at: task.createdAt.toISOString(),
     updated_at: task.updatedAt.toISOString(),
     dispatched_at: task.dispatchedAt?.toISOString() ?? null,

@@ -24,6 +24,7 @@ import { IsStringMap } from '../../shared/validation/maps';
 import { PodAdditionsDto } from '../../shared/task-protocol/pod-additions';
 import { IsInt32 } from '../../shared/validation/int32';
 import { IsQuantity } from '../../shared/validation/quantities';
+import { ConcurrencyDto } from '../scheduling/scheduling.dto';
 import { TASK_STATUSES, TaskStatus } from './tasks.entity';
 
 export const SKILL_REFERENCE = /^[a-z0-9][a-z0-9-]*(@[1-9]\d*)?$/;
@@ -123,6 +124,13 @@ export class TaskTemplateFieldsDto extends PodAdditionsDto {
   @IsStringMap()
   dispatcher_labels?: Record<string, string>;
 
+  @ApiPropertyOptional({ description: 'Higher is claimed first by the dispatch loop', minimum: -1000, maximum: 1000, default: 0, example: 0 })
+  @IsOptional()
+  @IsInt()
+  @Min(-1000)
+  @Max(1000)
+  priority?: number;
+
   @ApiPropertyOptional({ description: "The agent pod's runtimeClassName (gVisor, Kata, ...); omitted: the dispatcher's AGENT_RUNTIME_CLASS", example: 'gvisor' })
   @IsRuntimeClass()
   runtime_class?: string;
@@ -163,6 +171,13 @@ export class TaskTemplateDto extends TaskTemplateFieldsDto {
   @IsString()
   @MaxLength(100)
   dispatcher?: string;
+
+  @ApiPropertyOptional({ type: ConcurrencyDto })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => ConcurrencyDto)
+  concurrency?: ConcurrencyDto;
 }
 
 export class TaskLogsQueryDto {

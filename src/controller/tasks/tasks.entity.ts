@@ -4,6 +4,9 @@ import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isola
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 
+export const CONCURRENCY_STRATEGIES = ['queue', 'cancel_in_progress', 'cancel_newest'] as const;
+export type ConcurrencyStrategy = (typeof CONCURRENCY_STRATEGIES)[number];
+
 export const TASK_STATUSES = ['pending', 'dispatched', 'running', 'completed', 'failed', 'timed_out', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
@@ -27,6 +30,9 @@ export interface TaskProgress {
   updated_at: string;
 }
 
+/** A task that holds a slot of its dispatcher and its concurrency key: dispatched or running, or claimed by a dispatch round. */
+const HOLDS_SLOT = `("status" IN ('dispatched', 'running') OR ("status" = 'pending' AND "dispatch_claimed_until" IS NOT NULL))`;
+
 /** A controller task: what to run, where it was sent, and what came back. */
 @Entity({ name: 'tasks' })
 @Index('tasks_status_created_idx', ['status', 'createdAt', 'guid'])
@@ -37,6 +43,14 @@ export interface TaskProgress {
 @Index('tasks_open_deadline_idx', ['deadlineAt'], { where: `"status" IN ('dispatched', 'running')` })
 @Index('tasks_pending_arrival_idx', ['createdAt', 'guid'], { where: `"status" = 'pending'` })
 @Index('tasks_open_dispatcher_idx', ['dispatcherGuid'], { where: `"status" IN ('dispatched', 'running')` })
+// The queue (scheduling/): the claim walks pending tasks in this order; the migration builds it as ("priority" DESC, ...).
+@Index('tasks_claim_order_idx', ['priority', 'fairTag', 'createdAt', 'guid'], { where: `"status" = 'pending'` })
+@Index('tasks_fairness_tail_idx', ['fairnessGroup', 'priority', 'fairTag'], { where: `"status" = 'pending'` })
+@Index('tasks_concurrency_held_idx', ['concurrencyKey'], { where: `${HOLDS_SLOT} AND "concurrency_key" IS NOT NULL` })
+@Index('tasks_dispatcher_held_idx', ['dispatcherGuid'], { where: `${HOLDS_SLOT} AND "dispatcher_guid" IS NOT NULL` })
+@Index('tasks_superseded_open_idx', ['supersededBy'], { where: `"superseded_by" IS NOT NULL AND "status" IN ('dispatched', 'running')` })
+@Check('tasks_priority_check', '"priority" BETWEEN -1000 AND 1000')
+@Check('tasks_fairness_weight_check', '"fairness_weight" BETWEEN 1 AND 100')
 @Check('tasks_status_check', `"status" IN (${TASK_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 export class Task {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'tasks_pkey' })
@@ -161,6 +175,35 @@ export class Task {
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt: Date | null;
+
+  /** Higher first (-1000..1000). */
+  @Column({ type: 'integer', default: 0 })
+  priority: number;
+
+  /** At most `concurrency_limit` tasks of one key are dispatched or running at once, cluster-wide. */
+  @Column({ name: 'concurrency_key', type: 'text', nullable: true })
+  concurrencyKey: string | null;
+
+  @Column({ name: 'concurrency_limit', type: 'integer', nullable: true })
+  concurrencyLimit: number | null;
+
+  @Column({ name: 'concurrency_strategy', type: 'text', nullable: true })
+  concurrencyStrategy: ConcurrencyStrategy | null;
+
+  /** Pending tasks of equal priority take turns across groups: the concurrency key, else the workflow, else the creator. */
+  @Column({ name: 'fairness_group', type: 'text', default: '' })
+  fairnessGroup: string;
+
+  @Column({ name: 'fairness_weight', type: 'integer', default: 1 })
+  fairnessWeight: number;
+
+  /** The task's turn in the queue at its priority; set by the `tasks_fair_tag` trigger at insert. */
+  @Column({ name: 'fair_tag', type: 'double precision', default: 0 })
+  fairTag: number;
+
+  /** The newer task of the key that replaced this one (`cancel_in_progress`); its cancel is sent by the dispatch loop. */
+  @Column({ name: 'superseded_by', type: 'uuid', nullable: true })
+  supersededBy: string | null;
 
   /** Dispatch time + timeout_seconds; the watchdog acts a grace period after it. */
   @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })

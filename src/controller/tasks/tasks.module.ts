@@ -3,6 +3,9 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DispatchersModule } from '../dispatchers/dispatchers.module';
 import { EventsModule } from '../events/events.module';
 import { SkillsModule } from '../skills/skills.module';
+import { ConcurrencyAdmission } from '../scheduling/concurrency-admission';
+import { QueueClaim } from '../scheduling/queue-claim';
+import { SupersededCancels } from '../scheduling/superseded-cancels';
 import { CallbackAuthenticator, CallbackAuthGuard } from './callback-auth.guard';
 import { CallbackTokenStrategy } from './callback-token.strategy';
 import { DispatchLoop } from './dispatch-loop';
@@ -23,6 +26,7 @@ import { TasksService } from './tasks.service';
   providers: [
     TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackTokenStrategy, CallbackAuthGuard,
     TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes, TaskLogsService,
+    QueueClaim, ConcurrencyAdmission, SupersededCancels,
   ],
   exports: [TasksService, TasksRepository],
 })

@@ -9,6 +9,8 @@ import { fieldErrors } from '../../shared/errors/validation';
 import { hideReservedKeys, restoreReservedKeys } from '../../shared/validation/reserved-keys';
 import { OBJECT_STORAGE, ObjectStorage, readAll } from '../../shared/storage/object-storage';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
+import { fairnessGroupOf, postedConcurrency, StoredConcurrency, TaskConcurrency } from '../scheduling/concurrency';
+import { ADMISSION_HOLD_SECONDS, ConcurrencyAdmission } from '../scheduling/concurrency-admission';
 import { SkillsService } from '../skills/skills.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { networkOf, securityOf } from './task-isolation';
@@ -26,6 +28,10 @@ export interface TaskOrigin {
   workflowId?: string;
   deliveryId?: string;
   createdBy?: string;
+  /** A workflow's concurrency, its key filled from the event (scheduling/concurrency.ts). */
+  concurrency?: TaskConcurrency | null;
+  /** A workflow's fair-share weight. */
+  weight?: number;
 }
 
 
@@ -37,6 +43,7 @@ export class TasksService {
     private readonly dispatch: TaskDispatchService,
     private readonly skills: SkillsService,
     private readonly wakeups: TaskWakeups,
+    private readonly admission: ConcurrencyAdmission,
   ) {}
 
   /**
@@ -46,7 +53,7 @@ export class TasksService {
    * means the task is durably stored and will be dispatched.
    */
   async createTask(input: TaskTemplateInput, origin: TaskOrigin = {}): Promise<Task> {
-    const task = await this.tasks.insert(await this.prepareTask(input, origin));
+    const task = await this.admission.admit(await this.tasks.insert(await this.prepareTask(input, origin)));
     this.wakeups.taskStored();
     return task;
   }
@@ -61,6 +68,7 @@ export class TasksService {
     const skills = await this.resolveSkills(template.skills ?? []);
     const guid = randomUUID();
     if (template.brief_key !== undefined) await this.assertBriefExists(template.brief_key);
+    const concurrency = origin.concurrency !== undefined ? origin.concurrency : postedConcurrency(storedConcurrencyOf(template), origin.workflowId);
     return {
       guid,
       status: 'pending',
@@ -82,6 +90,7 @@ export class TasksService {
       workflowId: origin.workflowId ?? null,
       deliveryId: origin.deliveryId ?? null,
       createdBy: origin.createdBy ?? null,
+      ...schedulingFields(template.priority, concurrency, origin),
     };
   }
 
@@ -91,6 +100,15 @@ export class TasksService {
    */
   checkTemplate(input: TaskTemplateInput): Promise<TaskTemplateDto> {
     return validTemplate(input);
+  }
+
+  /** `taskStored()` for a task another service stored from `prepareTask`'s row, after its key's admission. */
+  async admitStored(values: Partial<Task> & { guid: string }): Promise<void> {
+    if (values.concurrencyStrategy === 'cancel_newest' || values.concurrencyStrategy === 'cancel_in_progress') {
+      const task = await this.tasks.findByGuid(values.guid);
+      if (task) await this.admission.admit(task);
+    }
+    this.wakeups.taskStored();
   }
 
   /** Wakes the dispatch loop for tasks stored by another service's transaction. */
@@ -190,6 +208,25 @@ async function validTemplate(input: TaskTemplateInput): Promise<TaskTemplateDto>
   return template;
 }
 
+
+/** The queue's columns of a new task (scheduling/): priority, concurrency and fairness group. */
+function schedulingFields(priority: number | undefined, concurrency: TaskConcurrency | null, origin: TaskOrigin): Partial<Task> {
+  return {
+    priority: priority ?? 0,
+    concurrencyKey: concurrency?.key ?? null,
+    concurrencyLimit: concurrency?.limit ?? null,
+    concurrencyStrategy: concurrency?.strategy ?? null,
+    // Held from the queue until its admission decides what it does to its key (ConcurrencyAdmission).
+    ...(concurrency && concurrency.strategy !== 'queue' ? { nextDispatchAt: new Date(Date.now() + ADMISSION_HOLD_SECONDS * 1000) } : {}),
+    fairnessGroup: fairnessGroupOf(concurrency, origin.workflowId ?? null, origin.createdBy ?? null),
+    fairnessWeight: origin.weight ?? 1,
+  };
+}
+
+function storedConcurrencyOf(template: TaskTemplateDto): StoredConcurrency | undefined {
+  if (!template.concurrency) return undefined;
+  return { key: template.concurrency.key, limit: template.concurrency.limit, strategy: template.concurrency.strategy ?? 'queue' };
+}
 
 function isJson(body: Buffer): boolean {
   try {

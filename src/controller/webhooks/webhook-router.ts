@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../shared/errors/domain-error';
+import { TaskConcurrency, workflowConcurrency } from '../scheduling/concurrency';
 import { TaskTemplateDto } from '../tasks/tasks.dto';
 import { TasksService, TaskTemplateInput } from '../tasks/tasks.service';
 import { fillBrief, pickWorkflow, WebhookEvent } from '../workflows/workflow-routing';
@@ -39,8 +40,9 @@ export class WebhookRouter {
     }
     let stored: boolean;
     let taskGuid: string;
+    let values: Awaited<ReturnType<TasksService['prepareTask']>>;
     try {
-      const values = await this.tasks.prepareTask(await this.templateFor(workflow, event), { workflowId: workflow.id, deliveryId: row.id });
+      values = await this.tasks.prepareTask(await this.templateFor(workflow, event), { workflowId: workflow.id, deliveryId: row.id, ...queueOrigin(workflow, event) });
       taskGuid = values.guid;
       const delivery = this.ledger.insertOnce({ ...row, outcome: 'routed', statusCode: 200, taskGuid });
       stored = (await this.tasks.repository.insertAfter(values, delivery)) !== null;
@@ -54,7 +56,7 @@ export class WebhookRouter {
     }
     if (!stored) return null;
     countDelivery({ source: row.source, outcome: 'routed' });
-    this.tasks.taskStored();
+    await this.tasks.admitStored(values);
     return { status: 200, body: { status: 'ok', routed_to: workflow.id, task_guid: taskGuid } };
   }
 
@@ -106,6 +108,7 @@ export class WebhookRouter {
         workflowId: workflow.id,
         deliveryId: origin.linkTo,
         createdBy: origin.createdBy,
+        ...queueOrigin(workflow, event),
       });
       taskGuid = task.guid;
     } catch (error) {
@@ -122,6 +125,11 @@ export class WebhookRouter {
     await this.ledger.finish(row.id, { outcome: 'routed', statusCode: 200, taskGuid });
     return { status: 200, body: { status: 'ok', routed_to: workflow.id, task_guid: taskGuid } };
   }
+}
+
+/** The workflow's concurrency (its key filled from the event) and weight, for the task's place in the queue. */
+function queueOrigin(workflow: Workflow, event: WebhookEvent): { concurrency: TaskConcurrency | null; weight: number } {
+  return { concurrency: workflowConcurrency(workflow.concurrency, workflow.id, event.payload), weight: workflow.weight };
 }
 
 /** The workflow's template with the brief filled from the event (the event itself when it has none). */

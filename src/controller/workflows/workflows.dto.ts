@@ -25,6 +25,7 @@ import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsEnvMap, IsMapOf } from '../../shared/validation/maps';
 import { CATCH_UP_MODES, DEFAULT_TIME_ZONE, MAX_CRON_LENGTH, SCHEDULE_SOURCE } from '../schedules/schedule-trigger';
 import { IsCronPattern, isScheduleSource, IsTimeZone, OnlyForTriggerKind } from '../schedules/schedule-validation';
+import { ConcurrencyDto } from '../scheduling/scheduling.dto';
 import { TaskTemplateFieldsDto } from '../tasks/tasks.dto';
 import { WEBHOOK_SOURCES } from '../webhooks/webhook-signatures';
 import { badPlaceholders, FILTER_PATH } from './workflow-routing';
@@ -159,6 +160,17 @@ export class WorkflowTaskTemplateDto extends TaskTemplateFieldsDto {
   brief?: unknown;
 }
 
+/** A workflow's `concurrency`: its key is a template over the event payload, as the brief is. */
+export class WorkflowConcurrencyDto extends ConcurrencyDto {
+  @ApiPropertyOptional({ description: 'A template over the event payload ({{payload.a.b}}); absent, the workflow id', example: '{{payload.repository.full_name}}', maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(500)
+  @IsBriefTemplate({ message: 'key placeholders must be {{payload}} or {{payload.a.b}}' })
+  declare key?: string;
+}
+
 /** The body of PUT /workflows/{id}/: everything but the id, which the path gives. */
 export class WorkflowBodyDto {
   @ApiPropertyOptional({ example: 'Review pull requests' })
@@ -179,6 +191,20 @@ export class WorkflowBodyDto {
   @Min(-1000000)
   @Max(1000000)
   priority?: number;
+
+  @ApiPropertyOptional({ type: WorkflowConcurrencyDto })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => WorkflowConcurrencyDto)
+  concurrency?: WorkflowConcurrencyDto;
+
+  @ApiPropertyOptional({ description: "The workflow's share of dispatches against other fairness groups of equal priority", minimum: 1, maximum: 100, default: 1, example: 1 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  weight?: number;
 
   @ApiProperty({ type: [TriggerDto] })
   @IsArray()

@@ -1,7 +1,8 @@
 import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
-import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { ScheduleTrigger } from '../schedules/schedule-trigger';
+import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { StoredConcurrency } from '../scheduling/concurrency';
 import { FilterValue } from './workflow-routing';
 
 export interface StoredEventTrigger {
@@ -23,6 +24,7 @@ export interface StoredTaskTemplate extends PodAdditions {
   timeout_seconds?: number;
   brief?: unknown;
   dispatcher_labels?: Record<string, string>;
+  priority?: number;
   runtime_class?: string;
   network?: TaskNetwork;
   security?: TaskSecurity;
@@ -31,6 +33,7 @@ export interface StoredTaskTemplate extends PodAdditions {
 /** A routing rule: which events it takes, and the task each one becomes. */
 @Entity({ name: 'workflows' })
 // Routing reads the enabled workflows in (priority, created_at) order.
+@Check('workflows_weight_check', '"weight" BETWEEN 1 AND 100')
 @Index('workflows_routing_idx', ['priority', 'createdAt'], { where: '"enabled"' })
 export class Workflow {
   @PrimaryColumn({ type: 'text', primaryKeyConstraintName: 'workflows_pkey' })
@@ -50,6 +53,14 @@ export class Workflow {
 
   @Column({ name: 'task_template', type: 'jsonb' })
   taskTemplate: StoredTaskTemplate;
+
+  /** `{key, limit, strategy}` for the workflow's tasks (scheduling/concurrency.ts); null: no limit. */
+  @Column({ type: 'jsonb', nullable: true })
+  concurrency: StoredConcurrency | null;
+
+  /** The workflow's share of dispatches among fairness groups of equal priority (1..100). */
+  @Column({ type: 'integer', default: 1 })
+  weight: number;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -10,6 +10,7 @@ import { Page, PageRequest, toPage } from '../../shared/http/page';
 import { isScheduleTrigger, storedScheduleTrigger } from '../schedules/schedule-trigger';
 import { scheduledRuns } from '../schedules/schedule-view';
 import { networkOf, securityOf } from '../tasks/task-isolation';
+import { StoredConcurrency } from '../scheduling/concurrency';
 import { WorkflowRoutingCache } from './workflow-routing-cache';
 import { CreateWorkflowDto, WorkflowBodyDto, WorkflowTaskTemplateDto } from './workflows.dto';
 import { StoredTaskTemplate, StoredTrigger, Workflow } from './workflows.entity';
@@ -21,6 +22,8 @@ export interface WorkflowView {
   priority: number;
   triggers: StoredTrigger[];
   task_template: StoredTaskTemplate;
+  concurrency: StoredConcurrency | null;
+  weight: number;
   created_at: string;
   updated_at: string;
   /** A workflow with a schedule: its next tick times (none while it is disabled). */
@@ -36,6 +39,8 @@ export function toWorkflowView(workflow: Workflow): WorkflowView {
     priority: workflow.priority,
     triggers: workflow.triggers,
     task_template: workflow.taskTemplate,
+    concurrency: workflow.concurrency,
+    weight: workflow.weight,
     created_at: workflow.createdAt.toISOString(),
     updated_at: workflow.updatedAt.toISOString(),
     ...(nextRuns ? { next_runs: nextRuns.map((time) => time.toISOString()) } : {}),
@@ -55,12 +60,19 @@ function storedTemplate(template: WorkflowTaskTemplateDto): StoredTaskTemplate {
   if (template.timeout_seconds !== undefined) stored.timeout_seconds = template.timeout_seconds;
   if (template.brief !== undefined) stored.brief = template.brief;
   if (template.dispatcher_labels) stored.dispatcher_labels = template.dispatcher_labels;
+  if (template.priority !== undefined) stored.priority = template.priority;
   if (template.runtime_class !== undefined) stored.runtime_class = template.runtime_class;
   const network = networkOf(template.network);
   if (network) stored.network = network;
   const security = securityOf(template.security);
   if (security) stored.security = security;
   return { ...stored, ...podAdditionsOf(template) };
+}
+
+function storedConcurrency(body: WorkflowBodyDto): StoredConcurrency | null {
+  if (!body.concurrency) return null;
+  const { key, limit, strategy } = body.concurrency;
+  return { ...(key !== undefined ? { key } : {}), limit, strategy: strategy ?? 'queue' };
 }
 
 function storedTriggers(body: WorkflowBodyDto): StoredTrigger[] {
@@ -84,6 +96,8 @@ export class WorkflowsService {
       priority: body.priority ?? 100,
       triggers: storedTriggers(body),
       taskTemplate: storedTemplate(body.task_template),
+      concurrency: storedConcurrency(body),
+      weight: body.weight ?? 1,
     });
     try {
       // The template's brief is free JSON, which TypeORM's partial-entity type cannot express.
@@ -107,6 +121,8 @@ export class WorkflowsService {
       priority: body.priority ?? 100,
       triggers: storedTriggers(body),
       taskTemplate: storedTemplate(body.task_template),
+      concurrency: storedConcurrency(body),
+      weight: body.weight ?? 1,
     });
     const saved = await this.workflows.save(workflow);
     await this.routing.changed();

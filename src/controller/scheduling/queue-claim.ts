@@ -1,0 +1,155 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { hydrate } from '../../shared/database/statements';
+import { Dispatcher } from '../dispatchers/dispatchers.entity';
+import { Task } from '../tasks/tasks.entity';
+import { ClaimCandidate, ClaimSlots } from './claim-plan';
+
+const TASKS = '"controller"."tasks"';
+
+/** Serialises claims across every controller replica (any fixed number all replicas agree on). */
+export const QUEUE_CLAIM_LOCK = 0x5ced0121;
+
+/** Rows one pass reads per task it may take: room to pass over tasks that must wait. */
+const WINDOW_FACTOR = 2;
+const MAX_PASSES = 4;
+
+/** A task holds a slot of its dispatcher and of its key while dispatched or running, or while a round has it claimed. */
+const HOLDS_SLOT = `(status IN ('dispatched', 'running') OR (status = 'pending' AND dispatch_claimed_until > now()))`;
+
+interface CandidateRow {
+  guid: string;
+  runtime_type: string;
+  dispatcher_labels: Record<string, string>;
+  requested_dispatcher: string | null;
+  concurrency_key: string | null;
+  concurrency_limit: number | null;
+  priority: number;
+  fair_tag: number;
+  /** As text: a Date would drop the microseconds the keyset needs. */
+  created_at_text: string;
+}
+
+/**
+ * The controller's one queue (issue 21, items 0 to 3): a claim takes the pending tasks that
+ * may start now, in the order priority, fair share, age (the `tasks_claim_order_idx` walk),
+ * passing over a task whose concurrency key is at its limit or whose fitting dispatchers
+ * have no free slot, and tells those why they wait.
+ *
+ * One transaction per claim, under one transaction-scoped advisory lock: replicas claim one
+ * after another, each counting what the others hold (dispatched, running, or claimed and on
+ * its way), so neither a key's limit nor a dispatcher's capacity is ever exceeded. A claim
+ * is a few index walks, so the wait is short; sending to dispatchers happens after it.
+ */
+@Injectable()
+export class QueueClaim {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async claim(size: number, leaseSeconds: number): Promise<Task[]> {
+    return this.db.transaction(async (manager) => {
+      await manager.query('SELECT pg_advisory_xact_lock($1)', [QUEUE_CLAIM_LOCK]);
+      const slots = new ClaimSlots(await manager.getRepository(Dispatcher).find(), await this.dispatcherHeld(manager), new Map());
+      let after: CandidateRow | null = null;
+      for (let pass = 0; pass < MAX_PASSES; pass++) {
+        const rows = await this.candidates(manager, size * WINDOW_FACTOR, [...slots.plan.fullKeys], after);
+        await this.readKeys(manager, rows, slots);
+        const more = slots.take(rows.map(candidateOf), size);
+        if (!more || rows.length < size * WINDOW_FACTOR) break;
+        after = rows[rows.length - 1];
+      }
+      await this.noteWaiting(manager, slots.plan.waiting);
+      return this.take(manager, slots.plan.chosen, leaseSeconds);
+    });
+  }
+
+  /** Pending tasks that are due and unclaimed, in queue order, after `after`, leaving out keys known to be full. */
+  private candidates(manager: EntityManager, limit: number, fullKeys: string[], after: CandidateRow | null): Promise<CandidateRow[]> {
+    return manager.query(
+      `SELECT guid, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
+              priority, fair_tag, created_at::text AS created_at_text
+       FROM ${TASKS}
+       WHERE status = 'pending'
+         AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
+         AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())
+         AND (concurrency_key IS NULL OR concurrency_key <> ALL($2::text[]))
+         AND ($3::int IS NULL OR priority < $3 OR (priority = $3 AND (fair_tag, created_at, guid) > ($4::float8, $5::timestamptz, $6::uuid)))
+       ORDER BY priority DESC, fair_tag, created_at, guid
+       LIMIT $1`,
+      [limit, fullKeys, after?.priority ?? null, after?.fair_tag ?? null, after?.created_at_text ?? null, after?.guid ?? null],
+    );
+  }
+
+  /** Tasks holding a slot of each dispatcher, cluster-wide. */
+  private async dispatcherHeld(manager: EntityManager): Promise<Map<string, number>> {
+    const rows: { dispatcher_guid: string; held: number }[] = await manager.query(
+      `SELECT dispatcher_guid, count(*)::int AS held FROM ${TASKS}
+       WHERE dispatcher_guid IS NOT NULL AND ${HOLDS_SLOT} GROUP BY dispatcher_guid`,
+    );
+    return new Map(rows.map((row) => [row.dispatcher_guid, Number(row.held)]));
+  }
+
+  /** Adds the slots held of each concurrency key among `rows` not read yet. */
+  private async readKeys(manager: EntityManager, rows: CandidateRow[], slots: ClaimSlots): Promise<void> {
+    const keys = [...new Set(rows.map((row) => row.concurrency_key).filter((key): key is string => key !== null))].filter((key) => !slots.knowsKey(key));
+    if (keys.length === 0) return;
+    const held: { concurrency_key: string; held: number }[] = await manager.query(
+      `SELECT concurrency_key, count(*)::int AS held FROM ${TASKS}
+       WHERE concurrency_key = ANY($1::text[]) AND ${HOLDS_SLOT} GROUP BY concurrency_key`,
+      [keys],
+    );
+    const counts = new Map(held.map((row) => [row.concurrency_key, Number(row.held)]));
+    for (const key of keys) slots.learnKey(key, counts.get(key) ?? 0);
+  }
+
+  /** Tells the tasks passed over why they wait; a reason already given is not written again. */
+  private async noteWaiting(manager: EntityManager, waiting: Map<string, string>): Promise<void> {
+    if (waiting.size === 0) return;
+    await manager.query(
+      `UPDATE ${TASKS} t SET last_dispatch_error = v.reason, updated_at = now()
+       FROM unnest($1::uuid[], $2::text[]) AS v(guid, reason)
+       WHERE t.guid = v.guid AND t.status = 'pending' AND t.last_dispatch_error IS DISTINCT FROM v.reason`,
+      [[...waiting.keys()], [...waiting.values()]],
+    );
+  }
+
+  /** Claims the chosen tasks for `leaseSeconds`, each holding the slot of the dispatcher chosen for it. */
+  private async take(manager: EntityManager, chosen: Map<string, string | null>, leaseSeconds: number): Promise<Task[]> {
+    if (chosen.size === 0) return [];
+    const [rows] = (await manager.query(
+      `UPDATE ${TASKS} t SET dispatch_claimed_until = now() + make_interval(secs => $3), dispatcher_guid = v.dispatcher_guid
+       FROM unnest($1::uuid[], $2::uuid[]) AS v(guid, dispatcher_guid)
+       WHERE t.guid = v.guid AND t.status = 'pending'
+       RETURNING t.*`,
+      [[...chosen.keys()], [...chosen.values()], leaseSeconds],
+    )) as [Record<string, unknown>[], number];
+    await this.advanceClock(manager, rows);
+    const order = [...chosen.keys()];
+    const metadata = this.db.getMetadata(Task);
+    return rows.map((row) => hydrate<Task>(this.db, metadata, row)).sort((a, b) => order.indexOf(a.guid) - order.indexOf(b.guid));
+  }
+
+  /** Moves each priority's virtual time to the largest turn this claim took (QueueClock). */
+  private async advanceClock(manager: EntityManager, rows: Record<string, unknown>[]): Promise<void> {
+    const latest = new Map<number, number>();
+    for (const row of rows) {
+      const priority = Number(row.priority);
+      latest.set(priority, Math.max(latest.get(priority) ?? 0, Number(row.fair_tag)));
+    }
+    if (latest.size === 0) return;
+    await manager.query(
+      `INSERT INTO "controller"."queue_clock" (priority, now_tag) SELECT * FROM unnest($1::int[], $2::float8[])
+       ON CONFLICT (priority) DO UPDATE SET now_tag = GREATEST(queue_clock.now_tag, EXCLUDED.now_tag)`,
+      [[...latest.keys()], [...latest.values()]],
+    );
+  }
+}
+
+function candidateOf(row: CandidateRow): ClaimCandidate {
+  return {
+    guid: row.guid,
+    requirement: { runtimeType: row.runtime_type, labels: row.dispatcher_labels ?? {}, slug: row.requested_dispatcher },
+    concurrencyKey: row.concurrency_key,
+    concurrencyLimit: row.concurrency_limit,
+  };
+}

@@ -1,0 +1,115 @@
+import { DataSource } from 'typeorm';
+import { QueueClaim } from '../../src/controller/scheduling/queue-claim';
+import { Task } from '../../src/controller/tasks/tasks.entity';
+import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
+import { controllerDatabase, makeTaskRow, repositoryOn } from './controller-tasks';
+
+/** The queue's claim on PostgreSQL (issue 21, items 0 to 3): order, fair share, limits, capacity. */
+describe('the controller queue on PostgreSQL', () => {
+  let sources: DataSource[];
+  let close: () => Promise<void>;
+  let tasks: TasksRepository;
+  let queue: QueueClaim;
+  let replica: QueueClaim;
+
+  beforeAll(async () => {
+    ({ sources, close } = await controllerDatabase(2));
+    tasks = repositoryOn(sources[0]);
+    [queue, replica] = sources.map((source) => new QueueClaim(source));
+  });
+  afterAll(() => close());
+  /** Each test starts from an empty queue and a dispatcher of the capacity it names (null: none reported). */
+  const reset = async (capacity: number | null) => {
+    await sources[0].query(`DELETE FROM "controller"."tasks"`);
+    await sources[0].query(`DELETE FROM "controller"."dispatchers"`);
+    const [row] = await sources[0].query(
+      `INSERT INTO "controller"."dispatchers" (name, slug, endpoint_url, heartbeat_interval_seconds, last_heartbeat_at, backends, capacity)
+       VALUES ('d', 'd', 'http://127.0.0.1:1', 30, now(), '["local"]', $1) RETURNING guid`,
+      [capacity],
+    );
+    return row.guid as string;
+  };
+  const post = (overrides: Partial<Task> = {}) => tasks.insert(makeTaskRow({ fairnessGroup: 'creator:operator:a', ...overrides }));
+  /** What a capacity-N dispatcher does: takes a claim, runs it to the end. */
+  const runClaimed = async (claimed: Task[]) => {
+    await tasks.transitionMany(claimed.map((task) => task.guid), 'dispatched');
+    await tasks.transitionMany(claimed.map((task) => task.guid), 'completed');
+  };
+
+  it('starts a priority-100 task posted behind 1,000 equal ones next', async () => {
+    await reset(null);
+    await sources[0].query(
+      `INSERT INTO "controller"."tasks" (guid, agent_image, runtime_target, resources, timeout_seconds, brief_key, fairness_group)
+       SELECT gen_random_uuid(), 'flood', '{"type":"local","namespace":""}', '{}', 60, 'b', 'creator:operator:a' FROM generate_series(1, 1000)`,
+    );
+    const urgent = await post({ priority: 100, agentImage: 'urgent' });
+    const [next] = await queue.claim(1, 60);
+    expect(next.guid).toBe(urgent.guid);
+  });
+
+  it('takes turns across fairness groups: 5 tasks behind a flood of 200 all start before its 20th', async () => {
+    await reset(2);
+    for (let i = 0; i < 200; i++) await post({ fairnessGroup: 'key:flood', agentImage: 'flood' });
+    // The flood has begun when the small group arrives.
+    await runClaimed(await queue.claim(2, 60));
+    for (let i = 0; i < 5; i++) await post({ fairnessGroup: 'key:small', agentImage: 'small' });
+    const started: string[] = [];
+    while (started.filter((image) => image === 'small').length < 5) {
+      const claimed = await queue.claim(2, 60);
+      expect(claimed.length).toBeLessThanOrEqual(2);
+      started.push(...claimed.map((task) => task.agentImage));
+      await runClaimed(claimed);
+    }
+    expect(started.filter((image) => image === 'flood').length + 2).toBeLessThan(20);
+  });
+
+  it('gives a weight-2 group twice the dispatches of a weight-1 group while both have work', async () => {
+    await reset(null);
+    for (let i = 0; i < 60; i++) {
+      await post({ fairnessGroup: 'workflow:heavy', fairnessWeight: 2, agentImage: 'heavy' });
+      await post({ fairnessGroup: 'workflow:light', fairnessWeight: 1, agentImage: 'light' });
+    }
+    const first = await queue.claim(30, 60);
+    expect(first.filter((task) => task.agentImage === 'heavy')).toHaveLength(20);
+    expect(first.filter((task) => task.agentImage === 'light')).toHaveLength(10);
+  });
+
+  it('holds a key at its limit and says why its other tasks wait', async () => {
+    await reset(null);
+    const keyed = [];
+    for (let i = 0; i < 5; i++) keyed.push(await post({ concurrencyKey: 'acme/app', concurrencyLimit: 2, concurrencyStrategy: 'queue', fairnessGroup: 'key:acme/app' }));
+    const other = await post({ agentImage: 'other' });
+    const claimed = await queue.claim(10, 60);
+    expect(claimed.map((task) => task.guid).sort()).toEqual([keyed[0].guid, keyed[1].guid, other.guid].sort());
+    expect((await tasks.findByGuid(keyed[2].guid))!.lastDispatchError).toBe('concurrency limit of acme/app reached (2/2)');
+    // Claimed and not yet dispatched counts: another claim takes nothing of the key.
+    expect(await replica.claim(10, 60)).toEqual([]);
+    await tasks.transitionMany([keyed[1].guid, other.guid], 'dispatched');
+    await runClaimed([keyed[0]]);
+    await tasks.releaseClaims(claimed.map((task) => task.guid));
+    expect((await replica.claim(10, 60)).map((task) => task.guid)).toEqual([keyed[2].guid]);
+  });
+
+  it('sends a dispatcher only what its free slots take, and everything to one that reports no capacity', async () => {
+    const dispatcher = await reset(3);
+    for (let i = 0; i < 10; i++) await post();
+    const claimed = await queue.claim(64, 60);
+    expect(claimed).toHaveLength(3);
+    expect(new Set(claimed.map((task) => task.dispatcherGuid))).toEqual(new Set([dispatcher]));
+    expect(await replica.claim(64, 60)).toEqual([]);
+    const [waiting] = await sources[0].query(`SELECT last_dispatch_error FROM "controller"."tasks" WHERE dispatch_claimed_until IS NULL LIMIT 1`);
+    expect(waiting.last_dispatch_error).toBe('Every fitting dispatcher is busy (d 3/3); the task waits for a free slot.');
+    await sources[0].query(`UPDATE "controller"."dispatchers" SET capacity = NULL`);
+    expect(await replica.claim(64, 60)).toHaveLength(7);
+  });
+
+  it('never lets two replicas claiming at once exceed a key limit or a dispatcher capacity', async () => {
+    await reset(4);
+    for (let i = 0; i < 30; i++) await post({ concurrencyKey: 'k', concurrencyLimit: 3, concurrencyStrategy: 'queue', fairnessGroup: 'key:k' });
+    for (let i = 0; i < 30; i++) await post();
+    const claims = await Promise.all([1, 2, 3, 4].flatMap(() => [queue.claim(2, 60), replica.claim(2, 60)]));
+    const claimed = claims.flat();
+    expect(claimed).toHaveLength(4);
+    expect(claimed.filter((task) => task.concurrencyKey === 'k').length).toBeLessThanOrEqual(3);
+  });
+});
