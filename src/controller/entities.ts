@@ -3,6 +3,7 @@ import { Dispatcher } from './dispatchers/dispatchers.entity';
 import { TaskEvent } from './events/events.entity';
 import { OAuthAccessToken } from './oauth/oauth-access-token.entity';
 import { OAuthClient } from './oauth/oauth-client.entity';
+import { TaskAttempt } from './scheduling/task-attempt.entity';
 import { Skill, SkillVersion } from './skills/skills.entity';
 import { Task } from './tasks/tasks.entity';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
@@ -20,4 +21,5 @@ export const CONTROLLER_ENTITIES: Function[] = [
   Workflow,
   WebhookDelivery,
   TaskEvent,
+  TaskAttempt,
 ];

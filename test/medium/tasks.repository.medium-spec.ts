@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
-import { controllerDatabase, insertDispatcher, makeTaskRow, repositoryOn } from './controller-tasks';
+import { controllerDatabase, insertDispatcher, makeTaskRow, repositoryOn, retriesOn } from './controller-tasks';
 
 describe('TasksRepository on PostgreSQL', () => {
   let sources: DataSource[];
@@ -107,15 +107,17 @@ describe('TasksRepository on PostgreSQL', () => {
   });
 
   it('times out the silent tasks past deadline and grace, and no others (the watchdog)', async () => {
-    const overdue = await tasks.insert(makeTaskRow({ status: 'running' }));
-    const inGrace = await tasks.insert(makeTaskRow({ status: 'dispatched' }));
-    const closed = await tasks.insert(makeTaskRow({ status: 'completed' }));
+    const noRetry = { retry: { max_attempts: 1, backoff_seconds: 1, max_backoff_seconds: 1, on: ['infra' as const] } };
+    const overdue = await tasks.insert(makeTaskRow({ status: 'running', ...noRetry }));
+    const inGrace = await tasks.insert(makeTaskRow({ status: 'dispatched', ...noRetry }));
+    const closed = await tasks.insert(makeTaskRow({ status: 'completed', ...noRetry }));
     await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '2 minutes' WHERE guid = ANY($1)`, [[overdue.guid, closed.guid]]);
     await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '10 seconds' WHERE guid = $1`, [inGrace.guid]);
-    const [first, second] = await Promise.all([tasks.timeOutOverdue(60, 'silent'), replica.timeOutOverdue(60, 'silent')]);
-    const timedOut = [...first, ...second].map((task) => task.guid);
+    const [watchdog, replicaWatchdog] = sources.map(retriesOn);
+    const [first, second] = await Promise.all([watchdog.timeOutOverdue(60, 'silent'), replicaWatchdog.timeOutOverdue(60, 'silent')]);
+    const timedOut = [...first, ...second].map((outcome) => outcome.task!.guid);
     expect(timedOut).toEqual([overdue.guid]);
-    expect(await tasks.findByGuid(overdue.guid)).toMatchObject({ status: 'timed_out', errorMessage: 'silent' });
+    expect(await tasks.findByGuid(overdue.guid)).toMatchObject({ status: 'timed_out', errorMessage: 'silent', deadLetter: true });
     expect((await tasks.findByGuid(inGrace.guid))!.status).toBe('dispatched');
     expect((await tasks.findByGuid(closed.guid))!.status).toBe('completed');
   });

@@ -4,6 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
+import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskWakeups } from './task-wakeups';
 import { Task } from './tasks.entity';
@@ -43,6 +44,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly dispatch: TaskDispatchService,
     private readonly dispatchers: DispatchersService,
     private readonly wakeups: TaskWakeups,
+    private readonly retries: TaskRetriesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -114,10 +116,10 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     this.inFlight.add(work);
   }
 
-  /** Tasks with no final callback a grace period after their deadline become `timed_out`. */
+  /** Tasks with no final callback a grace period after their deadline are tried again or become `timed_out`. */
   private async timeOutSilentTasks(): Promise<void> {
     const grace = this.config.taskWatchdogGraceSeconds;
-    const timedOut = await this.tasks.timeOutOverdue(grace, `No callback came from the dispatcher within ${grace} s after the task's deadline.`);
-    if (timedOut.length > 0) this.logger.warn({ tasks: timedOut.map((task) => task.guid) }, 'Tasks timed out without a callback');
+    const ended = await this.retries.timeOutOverdue(grace, `No callback came from the dispatcher within ${grace} s after the task's deadline.`);
+    if (ended.length > 0) this.logger.warn({ tasks: ended.map((outcome) => outcome.task?.guid) }, 'Tasks timed out without a callback');
   }
 }

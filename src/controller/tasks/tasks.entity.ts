@@ -3,6 +3,7 @@ import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColu
 import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
+import type { RetryPolicy } from '../scheduling/retry-policy';
 
 export const TASK_STATUSES = ['pending', 'dispatched', 'running', 'completed', 'failed', 'timed_out', 'cancelled'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -37,6 +38,8 @@ export interface TaskProgress {
 @Index('tasks_open_deadline_idx', ['deadlineAt'], { where: `"status" IN ('dispatched', 'running')` })
 @Index('tasks_pending_arrival_idx', ['createdAt', 'guid'], { where: `"status" = 'pending'` })
 @Index('tasks_open_dispatcher_idx', ['dispatcherGuid'], { where: `"status" IN ('dispatched', 'running')` })
+@Index('tasks_dead_letter_idx', ['createdAt', 'guid'], { where: '"dead_letter"' })
+@Index('tasks_rerun_of_idx', ['rerunOf'], { where: '"rerun_of" IS NOT NULL' })
 @Check('tasks_status_check', `"status" IN (${TASK_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 export class Task {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'tasks_pkey' })
@@ -161,6 +164,27 @@ export class Task {
 
   @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
   finishedAt: Date | null;
+
+  /** The retry policy the task was created with; null: the default policy. */
+  @Column({ type: 'jsonb', nullable: true })
+  retry: RetryPolicy | null;
+
+  /** The attempt under way or next (1 for the first); earlier ones are in `task_attempts`. */
+  @Column({ type: 'integer', default: 1 })
+  attempt: number;
+
+  /** The `task_id` this attempt is sent to a dispatcher under; null: the task's guid (attempt 1). */
+  @Column({ name: 'dispatcher_task_id', type: 'uuid', nullable: true })
+  dispatcherTaskId: string | null;
+
+  /** Ended failed or timed_out and will not be tried again, and no re-run was made of it. */
+  @Column({ name: 'dead_letter', type: 'boolean', default: false })
+  deadLetter: boolean;
+
+  /** The task this one re-runs. */
+  @Column({ name: 'rerun_of', type: 'uuid', nullable: true })
+  @ForeignKey(() => Task, { name: 'tasks_rerun_of_fkey', onDelete: 'SET NULL' })
+  rerunOf: string | null;
 
   /** Dispatch time + timeout_seconds; the watchdog acts a grace period after it. */
   @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })

@@ -10,6 +10,7 @@ import { hideReservedKeys, restoreReservedKeys } from '../../shared/validation/r
 import { OBJECT_STORAGE, ObjectStorage, readAll } from '../../shared/storage/object-storage';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { SkillsService } from '../skills/skills.service';
+import { policyOf } from '../scheduling/retry-policy';
 import { TaskDispatchService } from './task-dispatch.service';
 import { networkOf, securityOf } from './task-isolation';
 import { isFinal } from './task-state';
@@ -82,6 +83,7 @@ export class TasksService {
       workflowId: origin.workflowId ?? null,
       deliveryId: origin.deliveryId ?? null,
       createdBy: origin.createdBy ?? null,
+      retry: template.retry ? policyOf(template.retry) : null,
     };
   }
 

@@ -1,6 +1,7 @@
 import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { RetryPolicy } from '../scheduling/retry-policy';
 import { FilterValue } from './workflow-routing';
 
 export interface StoredTrigger {
@@ -47,6 +48,10 @@ export class Workflow {
 
   @Column({ name: 'task_template', type: 'jsonb' })
   taskTemplate: StoredTaskTemplate;
+
+  /** The retry policy of the tasks it creates; null: the default policy. */
+  @Column({ type: 'jsonb', nullable: true })
+  retry: RetryPolicy | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

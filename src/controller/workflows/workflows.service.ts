@@ -6,6 +6,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { Page, PageRequest, toPage } from '../../shared/http/page';
+import { policyOf, RetryPolicy } from '../scheduling/retry-policy';
 import { networkOf, securityOf } from '../tasks/task-isolation';
 import { WorkflowRoutingCache } from './workflow-routing-cache';
 import { CreateWorkflowDto, WorkflowBodyDto, WorkflowTaskTemplateDto } from './workflows.dto';
@@ -18,6 +19,7 @@ export interface WorkflowView {
   priority: number;
   triggers: StoredTrigger[];
   task_template: StoredTaskTemplate;
+  retry: RetryPolicy;
   created_at: string;
   updated_at: string;
 }
@@ -30,6 +32,7 @@ export function toWorkflowView(workflow: Workflow): WorkflowView {
     priority: workflow.priority,
     triggers: workflow.triggers,
     task_template: workflow.taskTemplate,
+    retry: policyOf(workflow.retry),
     created_at: workflow.createdAt.toISOString(),
     updated_at: workflow.updatedAt.toISOString(),
   };
@@ -76,6 +79,7 @@ export class WorkflowsService {
       priority: body.priority ?? 100,
       triggers: storedTriggers(body),
       taskTemplate: storedTemplate(body.task_template),
+      retry: body.retry ? policyOf(body.retry) : null,
     });
     try {
       // The template's brief is free JSON, which TypeORM's partial-entity type cannot express.
@@ -99,6 +103,7 @@ export class WorkflowsService {
       priority: body.priority ?? 100,
       triggers: storedTriggers(body),
       taskTemplate: storedTemplate(body.task_template),
+      retry: body.retry ? policyOf(body.retry) : null,
     });
     const saved = await this.workflows.save(workflow);
     await this.routing.changed();
