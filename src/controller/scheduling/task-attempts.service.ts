@@ -100,7 +100,7 @@ function currentAttemptView(task: Task): AttemptView {
     dispatcher_task_id: dispatcherTaskIdOf(task),
     status: task.status,
     reason: null,
-    error_message: task.errorMessage ?? (task.status === 'pending' ? task.lastDispatchError : null),
+    error_message: task.errorMessage,
     started_at: task.dispatchedAt?.toISOString() ?? null,
     finished_at: task.finishedAt?.toISOString() ?? null,
   };
