@@ -27,6 +27,24 @@ describe('callbacks of an earlier attempt', () => {
     await system?.close();
   });
 
+  it('tries a task every dispatcher refused again, then ends it as a dead letter', async () => {
+    const refusing = await new RecordingDispatcher().start();
+    refusing.reply = () => ({ status: 400, body: { ok: false, error: { code: 'invalid', message: 'no command is mapped for image', details: {} } } });
+    try {
+      await checkInDispatcher(system, { name: 'refusing', endpoint_url: refusing.url, labels: { suite: 'refusing' } });
+      const created = await createTask(system, { dispatcher_labels: { suite: 'refusing' }, retry: { max_attempts: 2, backoff_seconds: 1 } });
+      const failed = await waitFor(async () => {
+        const task = await getTask(system, created.body.guid);
+        return task.body.status === 'failed' ? task : null;
+      }, 15_000, 'both attempts to be refused');
+      expect(failed.body).toMatchObject({ attempt: 2, dead_letter: true, error_message: expect.stringMatching(/^Every dispatcher refused the task: 400 from .*: no command is mapped for image$/) });
+      expect(failed.body.attempts.map((a: any) => [a.attempt, a.status, a.reason])).toEqual([[1, 'failed', 'infra'], [2, 'failed', null]]);
+      expect(refusing.taskRequests.map((request) => request.body.task_id)).toEqual([created.body.guid, failed.body.attempts[1].dispatcher_task_id]);
+    } finally {
+      await refusing.stop();
+    }
+  });
+
   const requestsFor = (guid: string) => dispatcher.taskRequests.filter((request) => request.body.callback_url.includes(guid));
 
   it('refuses a late callback and progress of attempt 1 with 409 after attempt 2 began, and changes nothing', async () => {

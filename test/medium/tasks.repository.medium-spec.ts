@@ -122,6 +122,22 @@ describe('TasksRepository on PostgreSQL', () => {
     expect((await tasks.findByGuid(closed.guid))!.status).toBe('completed');
   });
 
+  it('tries a silent task again when its policy retries time-outs, once across two racing watchdogs', async () => {
+    const retried = await tasks.insert(makeTaskRow({ status: 'dispatched', retry: { max_attempts: 2, backoff_seconds: 1, max_backoff_seconds: 1, on: ['timed_out'] } }));
+    await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '2 minutes', callback_token_hash = 'first' WHERE guid = $1`, [retried.guid]);
+    const [watchdog, replicaWatchdog] = sources.map(retriesOn);
+    const [first, second] = await Promise.all([watchdog.timeOutOverdue(60, 'silent'), replicaWatchdog.timeOutOverdue(60, 'silent')]);
+    expect([...first, ...second].map((outcome) => [outcome.task!.guid, outcome.retried])).toEqual([[retried.guid, true]]);
+    const pending = (await tasks.findByGuid(retried.guid))!;
+    expect(pending).toMatchObject({ status: 'pending', attempt: 2, callbackTokenHash: null, deadLetter: false, deadlineAt: null });
+    expect(pending.dispatcherTaskId).not.toBe(retried.guid);
+    expect(pending.nextDispatchAt!.getTime() - Date.now()).toBeLessThanOrEqual(1000);
+    const [ended] = await sources[0].query(`SELECT attempt, status, reason, dispatcher_task_id, callback_token_hash FROM "controller"."task_attempts" WHERE task_guid = $1`, [retried.guid]);
+    expect(ended).toEqual({ attempt: 1, status: 'timed_out', reason: 'timed_out', dispatcher_task_id: retried.guid, callback_token_hash: 'first' });
+    const [event] = await sources[0].query(`SELECT data FROM "controller"."events" WHERE task_guid = $1 AND kind = 'task.retrying'`, [retried.guid]);
+    expect(event.data).toMatchObject({ task_guid: retried.guid, attempt: 2, reason: 'timed_out', status: 'pending' });
+  });
+
   it('tells pending tasks without a reason why they wait, from a point in time, and nothing else', async () => {
     const old = await tasks.insert(makeTaskRow());
     // The database stamps microseconds and a Date holds milliseconds: keep the point in time clear of both inserts.

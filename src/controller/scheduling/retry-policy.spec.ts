@@ -28,9 +28,9 @@ describe('retry policy', () => {
     expect(classifyEnding({ status: 'failed', source: 'callback', errorMessage })).toBe(reason);
   });
 
-  it('classifies a refusal by every dispatcher and a silent dispatcher as infra, a reported time-out as timed_out', () => {
+  it('classifies a refusal by every dispatcher as infra, the watchdog\'s and a reported time-out as timed_out', () => {
     expect(classifyEnding({ status: 'failed', source: 'refused', errorMessage: 'no command is mapped' })).toBe('infra');
-    expect(classifyEnding({ status: 'timed_out', source: 'watchdog' })).toBe('infra');
+    expect(classifyEnding({ status: 'timed_out', source: 'watchdog' })).toBe('timed_out');
     expect(classifyEnding({ status: 'timed_out', source: 'callback', errorMessage: 'The task did not finish within 60 s.' })).toBe('timed_out');
   });
 

@@ -48,12 +48,14 @@ const INFRA_MESSAGES = [
 ];
 
 /**
- * The one place an ending is classified: `infra` when the agent never got to run (a
- * dispatcher refused or went silent, or said so in its message), `timed_out`, else `failed`
- * (the agent's own failure).
+ * The one place an ending is classified: `infra` when the agent never got to run (every
+ * dispatcher refused the request, or the dispatcher's message says so), `timed_out` (the
+ * dispatcher's time-out, or the watchdog's: past the deadline no word came, and the controller
+ * cannot tell a dead dispatcher from an agent that overran), else `failed` (the agent's own failure).
  */
 export function classifyEnding(ending: AttemptEnding): RetryReason {
-  if (ending.source !== 'callback') return 'infra';
+  if (ending.source === 'refused') return 'infra';
+  if (ending.source === 'watchdog') return 'timed_out';
   const message = ending.errorMessage ?? '';
   if (INFRA_MESSAGES.some((pattern) => pattern.test(message))) return 'infra';
   return ending.status;

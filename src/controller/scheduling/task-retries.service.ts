@@ -58,7 +58,7 @@ export class TaskRetriesService {
 
   /**
    * The watchdog: a dispatched or running task with no callback `graceSeconds` past its
-   * deadline has lost its dispatcher, an `infra` ending. Answers the tasks this call moved
+   * deadline, a `timed_out` ending. Answers the tasks this call moved
    * (another replica's watchdog may take some of them first).
    */
   async timeOutOverdue(graceSeconds: number, errorMessage: string, limit = 500): Promise<AttemptOutcome[]> {
