@@ -3,6 +3,7 @@ import { http } from '../harness/http';
 import { RecordingDispatcher } from '../harness/recording-dispatcher';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
+import { makeWorkflow, pushPayload, sendWebhook, signedWebhook } from '../harness/webhooks';
 
 const START_FAILURE = {
   status: 'failed', exit_code: -1, result_key: '', result_metadata: {}, error_message: 'The agent could not be started: spawn /opt/agent ENOENT',
@@ -43,6 +44,23 @@ describe('callbacks of an earlier attempt', () => {
     } finally {
       await refusing.stop();
     }
+  });
+
+  it("gives a workflow's tasks the workflow's retry policy", async () => {
+    const retry = { max_attempts: 4, backoff_seconds: 2, max_backoff_seconds: 30, on: ['infra', 'failed'] };
+    const workflow = makeWorkflow('retrying-pushes', { retry }, { filter: { 'repository.full_name': 'acme/retrying' } });
+    const created = await http('POST', `${system.controllerUrl}/api/v1/workflows/`, { headers: operator(system), json: workflow });
+    expect(created.status).toBe(201);
+    expect(created.body.retry).toEqual(retry);
+    const refused = await http('POST', `${system.controllerUrl}/api/v1/workflows/`, {
+      headers: operator(system), json: makeWorkflow('bad-retry', { retry: { on: ['sometimes'], max_backoff_seconds: 0 } }),
+    });
+    expect(refused.status).toBe(400);
+    expect(Object.keys(refused.body.errors).sort()).toEqual(['retry.max_backoff_seconds', 'retry.on']);
+    const routed = await sendWebhook(system.controllerUrl, await signedWebhook('forge', pushPayload('acme/retrying')));
+    expect(routed.status).toBe(200);
+    expect((await getTask(system, routed.body.task_guid)).body).toMatchObject({ workflow: 'retrying-pushes', retry, max_attempts: 4 });
+    await http('POST', `${system.controllerUrl}/api/v1/tasks/${routed.body.task_guid}/cancel/`, { headers: operator(system) });
   });
 
   const requestsFor = (guid: string) => dispatcher.taskRequests.filter((request) => request.body.callback_url.includes(guid));
