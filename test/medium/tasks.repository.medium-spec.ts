@@ -138,6 +138,15 @@ describe('TasksRepository on PostgreSQL', () => {
     expect(event.data).toMatchObject({ task_guid: retried.guid, attempt: 2, reason: 'timed_out', status: 'pending' });
   });
 
+  it('records a dispatch only for the attempt that was sent, not for the next one a fast failure started', async () => {
+    const sent = await tasks.insert(makeTaskRow());
+    const overtaken = await tasks.insert(makeTaskRow());
+    await sources[0].query(`UPDATE "controller"."tasks" SET attempt = 2 WHERE guid = $1`, [overtaken.guid]);
+    const moved = await tasks.transitionMany([sent.guid, overtaken.guid], 'dispatched', {}, [1, 1]);
+    expect(moved.map((task) => task.guid)).toEqual([sent.guid]);
+    expect((await tasks.findByGuid(overtaken.guid))!.status).toBe('pending');
+  });
+
   it('tells pending tasks without a reason why they wait, from a point in time, and nothing else', async () => {
     const old = await tasks.insert(makeTaskRow());
     // The database stamps microseconds and a Date holds milliseconds: keep the point in time clear of both inserts.

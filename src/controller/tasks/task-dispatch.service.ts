@@ -79,7 +79,7 @@ export class TaskDispatchService {
     }
     await this.tasks.deferPending(deferred, this.config.taskDispatchRetrySeconds, new Set(ready.map((task) => task.guid)));
     for (const attempt of refused) await this.failRefused(attempt);
-    await this.recordDispatched(accepted);
+    await this.recordDispatched(accepted, new Map(ready.map((task) => [task.guid, task.attempt])));
   }
 
   /** Asks the task's dispatcher to stop it; the dispatcher's callback then closes the task. */
@@ -149,15 +149,17 @@ export class TaskDispatchService {
     }));
   }
 
-  private async recordDispatched(accepted: Map<string, Dispatcher>): Promise<void> {
+  /** Only the attempt that was sent moves: a fast failure report may have started the next one meanwhile. */
+  private async recordDispatched(accepted: Map<string, Dispatcher>, attempts: Map<string, number>): Promise<void> {
     if (accepted.size === 0) return;
-    const moved = await this.tasks.transitionMany([...accepted.keys()], 'dispatched', {
+    const guids = [...accepted.keys()];
+    const moved = await this.tasks.transitionMany(guids, 'dispatched', {
       dispatchedAt: () => 'now()',
       deadlineAt: () => `now() + make_interval(secs => timeout_seconds)`,
       lastDispatchError: null,
       nextDispatchAt: null,
       briefPending: null,
-    });
+    }, guids.map((guid) => attempts.get(guid)!));
     for (const task of moved) taskDispatchLatency.observe(Math.max(0, (task.dispatchedAt!.getTime() - task.createdAt.getTime()) / 1000));
     const movedGuids = new Set(moved.map((task) => task.guid));
     this.logger.log({ tasks: moved.length }, 'Tasks dispatched');

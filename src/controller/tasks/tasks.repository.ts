@@ -159,9 +159,12 @@ export class TasksRepository {
     });
   }
 
-  /** `transition` for many tasks with one patch; answers the tasks that moved. */
-  transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}): Promise<Task[]> {
+  /** `transition` for many tasks with one patch (`attempts`: each only while still on that attempt); answers the tasks that moved. */
+  transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}, attempts?: number[]): Promise<Task[]> {
     if (guids.length === 0) return Promise.resolve([]);
+    if (attempts) {
+      return this.move(to, patch, {}, { sql: '(guid, attempt) IN (SELECT * FROM unnest($::uuid[], $::int[]))', params: [guids, attempts] });
+    }
     return this.move(to, patch, {}, { sql: 'guid = ANY($)', params: [guids] });
   }
 
