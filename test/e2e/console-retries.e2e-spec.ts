@@ -60,6 +60,9 @@ describe('operator console: retries and dead letters', () => {
     await page.goto(`${system.controllerUrl}/console/#/tasks/${guid}`);
     await page.locator('tr[data-attempt="2"] .status-failed').waitFor();
     await page.locator('.facts').filter({ hasText: '2 of 2 · dead letter' }).waitFor();
+    // Only this task's events: the task cancelled on the page before is not in its timeline.
+    await page.locator('.timeline .status-failed').waitFor();
+    expect(await page.locator('.timeline .status-cancelled').count()).toBe(0);
     await screenshot(page, 'retries-02-attempts');
 
     await page.getByRole('link', { name: 'Dead letters' }).click();

@@ -18,6 +18,8 @@ export function TaskDetail({ credential, guid }: { credential: Credential; guid:
     void load();
     api(credential, `tasks/${guid}/brief/`).then((body) => setBrief(typeof body === 'string' ? body : JSON.stringify(body, null, 2)), () => setBrief(null));
   }, [guid]);
+  // Another task's page in the same view (a hash change) starts its own timeline.
+  useEffect(() => setTimeline([]), [guid]);
   // From id 0: every event of this task still in the window, then the live ones.
   useEventStream(credential, `?task_guid=${guid}&last_event_id=0`, (event) => {
     setTimeline((current) => (current.some((seen) => seen.id === event.id) ? current : [...current, event]));
