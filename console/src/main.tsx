@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Credential, loadCredential, saveCredential } from './api';
+import { DeadLetters } from './pages/DeadLetters';
 import { Deliveries } from './pages/Deliveries';
 import { Dispatchers } from './pages/Dispatchers';
 import { SignIn } from './pages/SignIn';
@@ -12,6 +13,7 @@ import './style.css';
 
 const PAGES = [
   { path: 'tasks', title: 'Tasks' },
+  { path: 'dead-letters', title: 'Dead letters' },
   { path: 'dispatchers', title: 'Dispatchers' },
   { path: 'workflows', title: 'Workflows' },
   { path: 'deliveries', title: 'Webhook deliveries' },
@@ -56,6 +58,7 @@ function App() {
       <main id="main" tabIndex={-1}>
         {page === 'tasks' && !id && <Tasks credential={credential} />}
         {page === 'tasks' && id && <TaskDetail credential={credential} guid={id} />}
+        {page === 'dead-letters' && <DeadLetters credential={credential} />}
         {page === 'dispatchers' && <Dispatchers credential={credential} />}
         {page === 'workflows' && <Workflows credential={credential} />}
         {page === 'deliveries' && <Deliveries credential={credential} />}

@@ -2,7 +2,15 @@ import {
   anyObject, bool, integer, list, nullableInteger, nullableText, nullableTime, page, record, ref, SchemaObject, stringMap, text, time, uuid,
 } from '../shared/http/openapi-schema';
 import { SCOPES } from './auth/scopes';
+import { RETRY_REASONS } from './scheduling/retry-policy';
 import { TASK_STATUSES } from './tasks/tasks.entity';
+
+const retryPolicy = () => record({
+  max_attempts: integer({ minimum: 1, maximum: 20 }),
+  backoff_seconds: integer({ minimum: 1, maximum: 3600 }),
+  max_backoff_seconds: integer({ minimum: 1, maximum: 86400 }),
+  on: list(text({ enum: [...RETRY_REASONS] })),
+});
 
 /** The controller's answers, as components of its OpenAPI document (referenced by name in the decorators). */
 export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
@@ -81,7 +89,24 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
     started_at: nullableTime(),
     finished_at: nullableTime(),
     deadline_at: nullableTime(),
-  }),
+    retry: retryPolicy(),
+    attempt: integer({ minimum: 1, description: 'The attempt under way (or the last one, once final)' }),
+    max_attempts: integer({ minimum: 1, maximum: 20 }),
+    next_attempt_at: { ...nullableTime(), description: 'A pending task is not dispatched before this time (a retry\'s backoff, or a wait for a dispatcher)' },
+    dead_letter: { ...bool(), description: 'Ended failed or timed_out, will not be tried again, and was not re-run' },
+    rerun_of: { ...uuid(), nullable: true },
+    reruns: list(uuid()),
+    attempts: list(record({
+      attempt: integer({ minimum: 1 }),
+      dispatcher: nullableText(),
+      dispatcher_task_id: uuid(),
+      status: text({ enum: [...TASK_STATUSES] }),
+      reason: nullableText({ enum: [...RETRY_REASONS, null] as string[], description: 'Why an ended attempt was tried again; null for the current attempt' }),
+      error_message: nullableText(),
+      started_at: nullableTime(),
+      finished_at: nullableTime(),
+    })),
+  }, ['attempts']),
   TaskPage: page('Task', true),
   CallbackAnswer: record({
     status: text({ enum: ['ok'] }),
@@ -151,6 +176,7 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
       nullable: true,
     },
     weight: integer({ minimum: 1, maximum: 100, description: 'Share of dispatches against other fairness groups of equal priority' }),
+    retry: retryPolicy(),
     created_at: time(),
     updated_at: time(),
     next_runs: list({ ...time(), description: 'A workflow with a schedule: its next 5 tick times (none while disabled)' }),

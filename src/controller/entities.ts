@@ -5,6 +5,7 @@ import { OAuthAccessToken } from './oauth/oauth-access-token.entity';
 import { OAuthClient } from './oauth/oauth-client.entity';
 import { ScheduleTick } from './schedules/schedule-tick.entity';
 import { QueueClock } from './scheduling/queue-clock.entity';
+import { TaskAttempt } from './scheduling/task-attempt.entity';
 import { Skill, SkillVersion } from './skills/skills.entity';
 import { Task } from './tasks/tasks.entity';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
@@ -24,4 +25,5 @@ export const CONTROLLER_ENTITIES: Function[] = [
   TaskEvent,
   ScheduleTick,
   QueueClock,
+  TaskAttempt,
 ];

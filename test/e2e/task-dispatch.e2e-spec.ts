@@ -178,8 +178,11 @@ describe('dispatching controller tasks', () => {
     const picky = await recorder();
     picky.reply = () => ({ status: 400, body: { ok: false, error: { code: 'invalid', message: 'image is not mapped' } } });
     await checkInDispatcher(system, { name: 'picky', endpoint_url: picky.url, labels: { suite: 'refuse' } });
-    const refused = await createDispatchedTask(system, { dispatcher_labels: { suite: 'refuse' } });
+    // A refusal by every dispatcher is an `infra` ending: the default policy tries it again,
+    // so this task asks for one attempt only (task-attempt-callbacks.e2e-spec.ts covers the retries).
+    const refused = await createDispatchedTask(system, { dispatcher_labels: { suite: 'refuse' }, retry: { max_attempts: 1 } });
     expect(refused.body.status).toBe('failed');
     expect(refused.body.error_message).toContain('image is not mapped');
+    expect(refused.body.dead_letter).toBe(true);
   });
 });

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Task } from '../../src/controller/tasks/tasks.entity';
+import { TaskAttemptsRepository } from '../../src/controller/scheduling/task-attempts.repository';
+import { TaskRetriesService } from '../../src/controller/scheduling/task-retries.service';
 import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
 import { roleDataSourceOptions } from '../../src/shared/database/data-sources';
 import { runMigrations } from '../../src/shared/database/migrate';
@@ -46,3 +48,6 @@ export async function insertDispatcher(source: DataSource, name: string): Promis
 }
 
 export const repositoryOn = (source: DataSource) => new TasksRepository(source);
+
+/** The retry decision on one replica's pool, as the dispatch loop, the callbacks and the watchdog use it. */
+export const retriesOn = (source: DataSource) => new TaskRetriesService(new TasksRepository(source), new TaskAttemptsRepository(source));

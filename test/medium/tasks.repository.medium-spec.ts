@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
-import { controllerDatabase, insertDispatcher, makeTaskRow, repositoryOn } from './controller-tasks';
+import { controllerDatabase, insertDispatcher, makeTaskRow, repositoryOn, retriesOn } from './controller-tasks';
 
 describe('TasksRepository on PostgreSQL', () => {
   let sources: DataSource[];
@@ -107,17 +107,44 @@ describe('TasksRepository on PostgreSQL', () => {
   });
 
   it('times out the silent tasks past deadline and grace, and no others (the watchdog)', async () => {
-    const overdue = await tasks.insert(makeTaskRow({ status: 'running' }));
-    const inGrace = await tasks.insert(makeTaskRow({ status: 'dispatched' }));
-    const closed = await tasks.insert(makeTaskRow({ status: 'completed' }));
+    const noRetry = { retry: { max_attempts: 1, backoff_seconds: 1, max_backoff_seconds: 1, on: ['infra' as const] } };
+    const overdue = await tasks.insert(makeTaskRow({ status: 'running', ...noRetry }));
+    const inGrace = await tasks.insert(makeTaskRow({ status: 'dispatched', ...noRetry }));
+    const closed = await tasks.insert(makeTaskRow({ status: 'completed', ...noRetry }));
     await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '2 minutes' WHERE guid = ANY($1)`, [[overdue.guid, closed.guid]]);
     await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '10 seconds' WHERE guid = $1`, [inGrace.guid]);
-    const [first, second] = await Promise.all([tasks.timeOutOverdue(60, 'silent'), replica.timeOutOverdue(60, 'silent')]);
-    const timedOut = [...first, ...second].map((task) => task.guid);
+    const [watchdog, replicaWatchdog] = sources.map(retriesOn);
+    const [first, second] = await Promise.all([watchdog.timeOutOverdue(60, 'silent'), replicaWatchdog.timeOutOverdue(60, 'silent')]);
+    const timedOut = [...first, ...second].map((outcome) => outcome.task!.guid);
     expect(timedOut).toEqual([overdue.guid]);
-    expect(await tasks.findByGuid(overdue.guid)).toMatchObject({ status: 'timed_out', errorMessage: 'silent' });
+    expect(await tasks.findByGuid(overdue.guid)).toMatchObject({ status: 'timed_out', errorMessage: 'silent', deadLetter: true });
     expect((await tasks.findByGuid(inGrace.guid))!.status).toBe('dispatched');
     expect((await tasks.findByGuid(closed.guid))!.status).toBe('completed');
+  });
+
+  it('tries a silent task again when its policy retries time-outs, once across two racing watchdogs', async () => {
+    const retried = await tasks.insert(makeTaskRow({ status: 'dispatched', retry: { max_attempts: 2, backoff_seconds: 1, max_backoff_seconds: 1, on: ['timed_out'] } }));
+    await sources[0].query(`UPDATE "controller"."tasks" SET deadline_at = now() - interval '2 minutes', callback_token_hash = 'first' WHERE guid = $1`, [retried.guid]);
+    const [watchdog, replicaWatchdog] = sources.map(retriesOn);
+    const [first, second] = await Promise.all([watchdog.timeOutOverdue(60, 'silent'), replicaWatchdog.timeOutOverdue(60, 'silent')]);
+    expect([...first, ...second].map((outcome) => [outcome.task!.guid, outcome.retried])).toEqual([[retried.guid, true]]);
+    const pending = (await tasks.findByGuid(retried.guid))!;
+    expect(pending).toMatchObject({ status: 'pending', attempt: 2, callbackTokenHash: null, deadLetter: false, deadlineAt: null });
+    expect(pending.dispatcherTaskId).not.toBe(retried.guid);
+    expect(pending.nextDispatchAt!.getTime() - Date.now()).toBeLessThanOrEqual(1000);
+    const [ended] = await sources[0].query(`SELECT attempt, status, reason, dispatcher_task_id, callback_token_hash FROM "controller"."task_attempts" WHERE task_guid = $1`, [retried.guid]);
+    expect(ended).toEqual({ attempt: 1, status: 'timed_out', reason: 'timed_out', dispatcher_task_id: retried.guid, callback_token_hash: 'first' });
+    const [event] = await sources[0].query(`SELECT data FROM "controller"."events" WHERE task_guid = $1 AND kind = 'task.retrying'`, [retried.guid]);
+    expect(event.data).toMatchObject({ task_guid: retried.guid, attempt: 2, reason: 'timed_out', status: 'pending' });
+  });
+
+  it('records a dispatch only for the attempt that was sent, not for the next one a fast failure started', async () => {
+    const sent = await tasks.insert(makeTaskRow());
+    const overtaken = await tasks.insert(makeTaskRow());
+    await sources[0].query(`UPDATE "controller"."tasks" SET attempt = 2 WHERE guid = $1`, [overtaken.guid]);
+    const moved = await tasks.transitionMany([sent.guid, overtaken.guid], 'dispatched', {}, [1, 1]);
+    expect(moved.map((task) => task.guid)).toEqual([sent.guid]);
+    expect((await tasks.findByGuid(overtaken.guid))!.status).toBe('pending');
   });
 
   it('tells pending tasks without a reason why they wait, from a point in time, and nothing else', async () => {

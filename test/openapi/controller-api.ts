@@ -80,7 +80,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List tasks, newest first: {count, count_estimated, next, previous, results}; next and previous carry a cursor */
+        /** List tasks, newest first: {count, count_estimated, next, previous, results}; next and previous carry a cursor; ?dead_letter=true lists the dead letters */
         get: operations["tasks_list"];
         put?: never;
         /** Store a task (answered pending); the dispatch loop sends it to an online dispatcher as soon as one fits */
@@ -98,7 +98,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A task with its progress and result */
+        /** A task with its progress, result, attempts and re-runs */
         get: operations["tasks_detail"];
         put?: never;
         post?: never;
@@ -153,6 +153,23 @@ export interface paths {
         put?: never;
         /** Cancel a task on its dispatcher; 409 when it is already final */
         post: operations["tasks_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tasks/{guid}/rerun": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new task from a final task's template and brief, linked both ways (rerun_of, reruns) */
+        post: operations["tasks_rerun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -623,6 +640,30 @@ export interface components {
              */
             strategy?: "queue" | "cancel_in_progress" | "cancel_newest";
         };
+        RetryPolicyDto: {
+            /**
+             * @description Attempts in all, the first included; 1 retries nothing
+             * @example 3
+             */
+            max_attempts?: number;
+            /**
+             * @description The longest wait before the second attempt; doubled for each later one (full jitter)
+             * @example 10
+             */
+            backoff_seconds?: number;
+            /**
+             * @description The cap on that wait
+             * @example 600
+             */
+            max_backoff_seconds?: number;
+            /**
+             * @description Endings tried again: infra (the agent never got to run), timed_out, failed (the agent's own failure)
+             * @example [
+             *       "infra"
+             *     ]
+             */
+            on?: ("infra" | "timed_out" | "failed")[];
+        };
         TaskTemplateDto: {
             /**
              * @description Labels added to the agent pod (keys the dispatcher allows)
@@ -700,6 +741,8 @@ export interface components {
             /** @example local */
             dispatcher?: string;
             concurrency?: components["schemas"]["ConcurrencyDto"];
+            /** @description Which endings are tried again; default {max_attempts: 3, backoff_seconds: 10, max_backoff_seconds: 600, on: ["infra"]} */
+            retry?: components["schemas"]["RetryPolicyDto"];
         };
         TaskCallbackDto: {
             /** @enum {string} */
@@ -941,6 +984,8 @@ export interface components {
             weight?: number;
             triggers: components["schemas"]["TriggerDto"][];
             task_template: components["schemas"]["WorkflowTaskTemplateDto"];
+            /** @description The retry policy of the workflow's tasks; default {max_attempts: 3, backoff_seconds: 10, max_backoff_seconds: 600, on: ["infra"]} */
+            retry?: components["schemas"]["RetryPolicyDto"];
             /** @example review-pull-requests */
             id: string;
         };
@@ -963,6 +1008,8 @@ export interface components {
             weight?: number;
             triggers: components["schemas"]["TriggerDto"][];
             task_template: components["schemas"]["WorkflowTaskTemplateDto"];
+            /** @description The retry policy of the workflow's tasks; default {max_attempts: 3, backoff_seconds: 10, max_backoff_seconds: 600, on: ["infra"]} */
+            retry?: components["schemas"]["RetryPolicyDto"];
         };
         ControllerError: {
             /** @description What went wrong, as a sentence */
@@ -1113,6 +1160,43 @@ export interface components {
             finished_at: string | null;
             /** Format: date-time */
             deadline_at: string | null;
+            retry: {
+                max_attempts: number;
+                backoff_seconds: number;
+                max_backoff_seconds: number;
+                on: ("infra" | "timed_out" | "failed")[];
+            };
+            /** @description The attempt under way (or the last one, once final) */
+            attempt: number;
+            max_attempts: number;
+            /**
+             * Format: date-time
+             * @description A pending task is not dispatched before this time (a retry's backoff, or a wait for a dispatcher)
+             */
+            next_attempt_at: string | null;
+            /** @description Ended failed or timed_out, will not be tried again, and was not re-run */
+            dead_letter: boolean;
+            /** Format: uuid */
+            rerun_of: string | null;
+            reruns: string[];
+            attempts?: {
+                attempt: number;
+                dispatcher: string | null;
+                /** Format: uuid */
+                dispatcher_task_id: string;
+                /** @enum {string} */
+                status: "pending" | "dispatched" | "running" | "completed" | "failed" | "timed_out" | "cancelled";
+                /**
+                 * @description Why an ended attempt was tried again; null for the current attempt
+                 * @enum {string|null}
+                 */
+                reason: "infra" | "timed_out" | "failed" | null;
+                error_message: string | null;
+                /** Format: date-time */
+                started_at: string | null;
+                /** Format: date-time */
+                finished_at: string | null;
+            }[];
         };
         TaskPage: {
             count: number;
@@ -1248,6 +1332,12 @@ export interface components {
             } | null;
             /** @description Share of dispatches against other fairness groups of equal priority */
             weight: number;
+            retry: {
+                max_attempts: number;
+                backoff_seconds: number;
+                max_backoff_seconds: number;
+                on: ("infra" | "timed_out" | "failed")[];
+            };
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1753,6 +1843,8 @@ export interface operations {
                 count?: "exact";
                 status?: "pending" | "dispatched" | "running" | "completed" | "failed" | "timed_out" | "cancelled";
                 workflow?: string;
+                /** @description true: only dead letters (failed or timed_out, not to be tried again, not re-run) */
+                dead_letter?: boolean;
             };
             header?: never;
             path?: never;
@@ -2263,6 +2355,95 @@ export interface operations {
             };
             /** @description bad_gateway: its dispatcher could not cancel it; try again */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+        };
+    };
+    tasks_rerun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                guid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new task, stored as pending */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description not_authenticated or authentication_failed */
+            401: {
+                headers: {
+                    /** @description The scheme(s) to authenticate with */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description permission_denied: needs an operator token or the scope tasks:write */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_found: no such task */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description conflict: the task is not final */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description throttled: too many failed authentications from this address */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -37,12 +37,26 @@ export async function workTour(client: ControllerClient, context: WorkTourContex
   expectStatus(await client.GET('/api/v1/tasks/{guid}/logs', { ...task, params: { path: { guid: randomUUID() } }, parseAs: 'text' }), 404);
   await eventsTour(client, reader, guid);
   expectStatus(await client.POST('/api/v1/tasks/{guid}/cancel', task), 409);
-  const other = await client.POST('/api/v1/tasks', { headers: operator, body: { ...template, brief: { prompt: 'cancel me' } } });
+  const other = await client.POST('/api/v1/tasks', { headers: operator, body: { ...template, brief: { prompt: 'cancel me' }, retry: { max_attempts: 2, on: ['infra', 'failed'] } } });
   await context.callbackTokenOf(other.data!.guid);
+  await retriesTour(client, context, guid, other.data!.guid);
   expectStatus(await client.POST('/api/v1/tasks/{guid}/cancel', { params: { path: { guid: other.data!.guid } }, headers: operator }), 200);
 
   await skillsTour(client, operator);
   await workflowsAndWebhooksTour(client, context);
+}
+
+/** Dead letters and re-runs: `done` is final, `open` is not. */
+async function retriesTour(client: ControllerClient, context: WorkTourContext, done: string, open: string): Promise<void> {
+  const { operator, reader } = context;
+  expectStatus(await client.GET('/api/v1/tasks', { headers: reader, params: { query: { dead_letter: true, limit: 5 } } }), 200);
+  expectStatus(await client.GET('/api/v1/tasks', { headers: reader, params: { query: { dead_letter: 'maybe' as never } } }), 400);
+  expectStatus(await client.POST('/api/v1/tasks', { headers: operator, body: { ...template, brief: {}, retry: { max_attempts: 21 } } }), 400);
+  const rerun = { params: { path: { guid: done } }, headers: operator };
+  expectStatus(await client.POST('/api/v1/tasks/{guid}/rerun', rerun), 201);
+  expectStatus(await client.POST('/api/v1/tasks/{guid}/rerun', { ...rerun, headers: reader }), 403);
+  expectStatus(await client.POST('/api/v1/tasks/{guid}/rerun', { ...rerun, params: { path: { guid: open } } }), 409);
+  expectStatus(await client.POST('/api/v1/tasks/{guid}/rerun', { ...rerun, params: { path: { guid: randomUUID() } } }), 404);
 }
 
 /** The event stream answers at once with its headers; the spec reads no further than that. */
@@ -98,7 +112,7 @@ async function skillsTour(client: ControllerClient, operator: Record<string, str
 async function workflowsAndWebhooksTour(client: ControllerClient, context: WorkTourContext): Promise<void> {
   const { operator } = context;
   const id = `tour-${randomUUID().slice(0, 8)}`;
-  const body = { id, name: 'Tour', priority: 1, triggers: [{ source: 'forge' as const, event: 'push', filter: { 'repository.full_name': 'acme/tour' } }], task_template: { ...template, brief: { ref: '{{payload.ref}}' } } };
+  const body = { id, name: 'Tour', priority: 1, triggers: [{ source: 'forge' as const, event: 'push', filter: { 'repository.full_name': 'acme/tour' } }], task_template: { ...template, brief: { ref: '{{payload.ref}}' } }, retry: { max_attempts: 5, backoff_seconds: 30, on: ['infra' as const, 'timed_out' as const] } };
   expectStatus(await client.POST('/api/v1/workflows', { headers: operator, body }), 201);
   expectStatus(await client.POST('/api/v1/workflows', { headers: operator, body }), 409);
   const workflow = { params: { path: { id } }, headers: operator };

@@ -1,6 +1,6 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-export const EVENT_KINDS = ['task.created', 'task.status', 'task.progress', 'task.finished', 'dispatcher.state'] as const;
+export const EVENT_KINDS = ['task.created', 'task.status', 'task.progress', 'task.finished', 'task.retrying', 'dispatcher.state'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 /** One event of the stream; its id is the SSE `id` a client resumes from. Repeats migration 1780200000000. */

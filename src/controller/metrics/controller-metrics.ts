@@ -33,3 +33,17 @@ export const webhookDeliveries = new Counter({
 export function countFinished(to: string, moved: number): void {
   if (moved > 0) tasksFinished.inc({ outcome: to }, moved);
 }
+
+export const taskRetries = new Counter({
+  name: 'controller_task_retries_total',
+  help: 'Task attempts that ended and were tried again, by reason (infra, timed_out, failed).',
+  labelNames: ['reason'] as const,
+  registers,
+});
+
+export const deadLetters = new Counter({
+  name: 'controller_dead_letters_total',
+  help: 'Tasks that ended failed or timed_out and will not be tried again (dead letters), by the reason of their last ending.',
+  labelNames: ['reason'] as const,
+  registers,
+});

@@ -12,6 +12,7 @@ import { CreateEvents1780200000000 } from './1780200000000-CreateEvents';
 import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
 import { CreateScheduleTicks1790300000000 } from './1790300000000-CreateScheduleTicks';
 import { SchedulingQueue1790100000000 } from './1790100000000-SchedulingQueue';
+import { TaskRetries1790200000000 } from './1790200000000-TaskRetries';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -28,5 +29,6 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   CreateEvents1780200000000,
   AddPodAdditions1780500000000,
   SchedulingQueue1790100000000,
+  TaskRetries1790200000000,
   CreateScheduleTicks1790300000000,
 ];

@@ -106,5 +106,5 @@ export function scheduledTaskInput(workflow: Workflow, tick: PlannedTick): TaskT
   const filled = brief === undefined
     ? { source: SCHEDULE_SOURCE, schedule: { ...schedule, cron: tick.trigger.cron, timezone: tick.trigger.timezone } }
     : fillBrief(brief, null, schedule);
-  return { ...fields, brief: filled } as TaskTemplateInput;
+  return { ...fields, brief: filled, ...(workflow.retry ? { retry: workflow.retry } : {}) } as TaskTemplateInput;
 }

@@ -6,6 +6,7 @@ import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { verifyCallbackSignature } from '../../shared/task-protocol/callback-signature';
 import { callbackTokenMatches, hashCallbackToken } from './callback-token';
+import { TaskAttemptsRepository } from '../scheduling/task-attempts.repository';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 
@@ -47,6 +48,7 @@ export class CallbackCaller {
 export class CallbackAuthenticator {
   constructor(
     private readonly tasks: TasksRepository,
+    private readonly attempts: TaskAttemptsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -65,6 +67,13 @@ export class CallbackAuthenticator {
     if (!task) throw DomainError.notFound('Task');
     if (!token) throw new DomainError('not_authenticated', 'A Bearer callback token is required.', { headers: WWW_AUTHENTICATE });
     if (!callbackTokenMatches(token, task.callbackTokenHash)) {
+      // An earlier attempt's own dispatcher, late: a conflict, not a stranger.
+      const attempt = signed ? await this.attempts.attemptOfToken(guid, hashCallbackToken(token)) : null;
+      if (attempt !== null) {
+        throw DomainError.conflict(`This report is for attempt ${attempt}; the task is on attempt ${task.attempt} now and keeps it.`, {
+          attempt, current_attempt: task.attempt, status: task.status,
+        });
+      }
       throw new DomainError('authentication_failed', "The callback token is not this task's.", { headers: WWW_AUTHENTICATE });
     }
     if (!signed) throw new DomainError('invalid_signature', 'X-Service-Signature is missing or does not match the body.');

@@ -6,6 +6,7 @@ import { SerialLoop } from '../../shared/loop/serial-loop';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
 import { QueueClaim } from '../scheduling/queue-claim';
 import { SupersededCancels } from '../scheduling/superseded-cancels';
+import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskWakeups } from './task-wakeups';
 import { Task } from './tasks.entity';
@@ -49,6 +50,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly wakeups: TaskWakeups,
     private readonly queue: QueueClaim,
     private readonly superseded: SupersededCancels,
+    private readonly retries: TaskRetriesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -121,10 +123,10 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     this.inFlight.add(work);
   }
 
-  /** Tasks with no final callback a grace period after their deadline become `timed_out`. */
+  /** Tasks with no final callback a grace period after their deadline are tried again or become `timed_out`. */
   private async timeOutSilentTasks(): Promise<void> {
     const grace = this.config.taskWatchdogGraceSeconds;
-    const timedOut = await this.tasks.timeOutOverdue(grace, `No callback came from the dispatcher within ${grace} s after the task's deadline.`);
-    if (timedOut.length > 0) this.logger.warn({ tasks: timedOut.map((task) => task.guid) }, 'Tasks timed out without a callback');
+    const ended = await this.retries.timeOutOverdue(grace, `No callback came from the dispatcher within ${grace} s after the task's deadline.`);
+    if (ended.length > 0) this.logger.warn({ tasks: ended.map((outcome) => outcome.task?.guid) }, 'Tasks timed out without a callback');
   }
 }

@@ -1,11 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../shared/errors/domain-error';
 import { CallbackCaller } from './callback-auth.guard';
-import { decideCallback, finalStatusOfCallback } from './task-state';
+import { TaskRetriesService } from '../scheduling/task-retries.service';
+import { decideCallback, finalStatusOfCallback, statusesBefore } from './task-state';
 import { TaskCallbackDto, TaskProgressDto } from './tasks.dto';
-import { TaskStatus } from './tasks.entity';
 import { TaskWakeups } from './task-wakeups';
-import { TasksRepository } from './tasks.repository';
+import { Task, TaskStatus } from './tasks.entity';
+import { TaskPatch, TasksRepository } from './tasks.repository';
 
 export interface CallbackAnswer {
   status: 'ok';
@@ -22,12 +23,14 @@ export class TaskCallbacksService {
   constructor(
     private readonly tasks: TasksRepository,
     private readonly wakeups: TaskWakeups,
+    private readonly retries: TaskRetriesService,
   ) {}
 
   /**
    * Closes the task with the reported final state in one conditional statement. When the
    * task was final already, or became final meanwhile (another callback, the watchdog),
-   * the same state is a duplicate and another one a conflict.
+   * the same state is a duplicate and another one a conflict. A failed or timed-out report
+   * goes through the retry decision: the task may be `pending` again for its next attempt.
    */
   async callback(caller: CallbackCaller, body: TaskCallbackDto): Promise<CallbackAnswer> {
     const outcome = {
@@ -42,25 +45,41 @@ export class TaskCallbacksService {
       this.wakeups.taskStored();
       return { status: 'ok', task_guid: caller.guid, task_status: status };
     };
-    // The common case in one statement: the state a report means does not hang on a cancel
-    // request, and the token's hash in the WHERE proves the caller.
-    const reportedAsIs = finalStatusOfCallback(body.status, body.result_metadata, false);
-    const hangsOnCancel = reportedAsIs !== finalStatusOfCallback(body.status, body.result_metadata, true);
-    if (caller.tokenHash && !hangsOnCancel && (await this.tasks.transitionByToken(caller.guid, caller.tokenHash, reportedAsIs, outcome))) {
-      return finished(reportedAsIs);
+    // The common case in one statement: a completion, and the token's hash in the WHERE
+    // proves the caller (and that it reports the current attempt).
+    if (caller.tokenHash && body.status === 'completed' && (await this.tasks.transitionByToken(caller.guid, caller.tokenHash, 'completed', outcome))) {
+      return finished('completed');
     }
     const task = await caller.task();
     const reported = finalStatusOfCallback(body.status, body.result_metadata, task.cancelRequestedAt !== null);
     let current = task;
     if (decideCallback(current.status, reported).kind === 'apply') {
-      const closed = await this.tasks.transition(task.guid, reported, outcome);
+      const closed = await this.close(task, reported, outcome);
+      if (closed.moved && closed.retried) {
+        this.logger.log({ task: task.guid, attempt: task.attempt }, 'Task attempt ended; the task waits for its next one');
+        this.wakeups.taskStored();
+        return { status: 'ok', task_guid: task.guid, task_status: 'pending' };
+      }
       if (closed.moved) return finished(reported);
       current = closed.task ?? current;
+      if (current.attempt !== task.attempt) {
+        throw DomainError.conflict(`This report is for attempt ${task.attempt}; the task is on attempt ${current.attempt} now and keeps it.`, {
+          attempt: task.attempt, current_attempt: current.attempt, status: current.status,
+        });
+      }
     }
     if (decideCallback(current.status, reported).kind === 'duplicate') {
       return { status: 'ok', task_guid: task.guid, task_status: current.status, duplicate: true };
     }
     throw DomainError.conflict(`The task is already ${current.status}; a ${reported} callback cannot change it.`, { status: current.status });
+  }
+
+  /** A final report of the task's current attempt: a failure or time-out may start the next attempt. */
+  private close(task: Task, reported: TaskStatus, outcome: TaskPatch): Promise<{ moved: boolean; retried?: boolean; task: Task | null }> {
+    if (reported === 'failed' || reported === 'timed_out') {
+      return this.retries.endAttempt(task, { status: reported, source: 'callback', patch: outcome, from: statusesBefore(reported) });
+    }
+    return this.tasks.transitionAttempt(task.guid, task.attempt, reported, outcome);
   }
 
   /** Keeps the latest progress; the first report moves a pending or dispatched task to `running`. */
@@ -75,7 +94,7 @@ export class TaskCallbacksService {
     const kept = { status: 'ok', task_guid: caller.guid, task_status: 'running' } as const;
     if (caller.tokenHash && (await this.tasks.transitionByToken(caller.guid, caller.tokenHash, 'running', patch, { stay: true }))) return kept;
     const task = await caller.task();
-    const moved = await this.tasks.transition(task.guid, 'running', patch, { stay: true });
+    const moved = await this.tasks.transitionAttempt(task.guid, task.attempt, 'running', patch, { stay: true });
     if (!moved.moved) {
       const status = moved.task?.status ?? task.status;
       throw DomainError.conflict(`The task is already ${status}; progress is no longer kept.`, { status });

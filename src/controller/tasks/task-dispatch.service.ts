@@ -11,6 +11,8 @@ import { TaskRequest } from '../../shared/task-protocol/task-request';
 import { isolationFields } from './task-isolation';
 import { DispatcherAnswer, DispatcherClient } from './dispatcher-client';
 import { taskDispatchLatency } from '../metrics/controller-metrics';
+import { dispatcherTaskIdOf } from '../scheduling/dispatcher-task-id';
+import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 
@@ -41,6 +43,7 @@ export class TaskDispatchService {
     private readonly tasks: TasksRepository,
     private readonly dispatchers: DispatchersService,
     private readonly client: DispatcherClient,
+    private readonly retries: TaskRetriesService,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -76,14 +79,14 @@ export class TaskDispatchService {
     }
     await this.tasks.deferPending(deferred, this.config.taskDispatchRetrySeconds, new Set(ready.map((task) => task.guid)));
     for (const attempt of refused) await this.failRefused(attempt);
-    await this.recordDispatched(accepted);
+    await this.recordDispatched(accepted, new Map(ready.map((task) => [task.guid, task.attempt])));
   }
 
   /** Asks the task's dispatcher to stop it; the dispatcher's callback then closes the task. */
   async requestCancel(task: Task): Promise<DispatcherAnswer | null> {
     const dispatcher = await this.dispatchers.findByGuid(task.dispatcherGuid);
     if (!dispatcher) return null;
-    return this.client.cancelTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), task.guid);
+    return this.client.cancelTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), dispatcherTaskIdOf(task));
   }
 
   /**
@@ -133,7 +136,8 @@ export class TaskDispatchService {
   private async send(offers: [Attempt, Dispatcher][]): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone'][]> {
     const tokens = new Map<string, string>();
     const stillPending = await this.tasks.assign(offers.map(([attempt, dispatcher]) => {
-      const token = deriveCallbackToken(this.config.secretKey, attempt.task.guid, dispatcher.guid);
+      // Each attempt's token is its own: an earlier attempt's late callback cannot pass for this one's.
+      const token = deriveCallbackToken(this.config.secretKey, dispatcherTaskIdOf(attempt.task), dispatcher.guid);
       tokens.set(attempt.task.guid, token);
       return { guid: attempt.task.guid, dispatcherGuid: dispatcher.guid, dispatcherSlug: dispatcher.slug, callbackTokenHash: hashCallbackToken(token) };
     }));
@@ -145,15 +149,17 @@ export class TaskDispatchService {
     }));
   }
 
-  private async recordDispatched(accepted: Map<string, Dispatcher>): Promise<void> {
+  /** Only the attempt that was sent moves: a fast failure report may have started the next one meanwhile. */
+  private async recordDispatched(accepted: Map<string, Dispatcher>, attempts: Map<string, number>): Promise<void> {
     if (accepted.size === 0) return;
-    const moved = await this.tasks.transitionMany([...accepted.keys()], 'dispatched', {
+    const guids = [...accepted.keys()];
+    const moved = await this.tasks.transitionMany(guids, 'dispatched', {
       dispatchedAt: () => 'now()',
       deadlineAt: () => `now() + make_interval(secs => timeout_seconds)`,
       lastDispatchError: null,
       nextDispatchAt: null,
       briefPending: null,
-    });
+    }, guids.map((guid) => attempts.get(guid)!));
     for (const task of moved) taskDispatchLatency.observe(Math.max(0, (task.dispatchedAt!.getTime() - task.createdAt.getTime()) / 1000));
     const movedGuids = new Set(moved.map((task) => task.guid));
     this.logger.log({ tasks: moved.length }, 'Tasks dispatched');
@@ -166,15 +172,18 @@ export class TaskDispatchService {
   private async cancelIfCancelledMeanwhile(guid: string, dispatcher: Dispatcher): Promise<void> {
     const current = await this.tasks.findByGuid(guid);
     if (current?.status !== 'cancelled') return;
-    const answer = await this.client.cancelTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), guid);
+    const answer = await this.client.cancelTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), dispatcherTaskIdOf(current));
     if (answer.kind !== 'accepted') this.logger.warn({ task: guid, dispatcher: dispatcher.slug }, `Cancel after dispatch failed: ${answer.message}`);
   }
 
+  /** Every dispatcher refused the request: an `infra` ending, tried again or final as the task's retry policy says. */
   private async failRefused(attempt: Attempt): Promise<void> {
     const messages = messagesOf(attempt.failures);
-    await this.tasks.transition(attempt.task.guid, 'failed', {
-      errorMessage: `Every dispatcher refused the task: ${messages}`,
-      lastDispatchError: messages,
+    await this.retries.endAttempt(attempt.task, {
+      status: 'failed',
+      source: 'refused',
+      patch: { errorMessage: `Every dispatcher refused the task: ${messages}`, lastDispatchError: messages },
+      from: ['pending'],
     });
   }
 
@@ -189,7 +198,7 @@ export class TaskDispatchService {
 
   taskRequest(task: Task, callbackToken: string): TaskRequest {
     return {
-      task_id: task.guid,
+      task_id: dispatcherTaskIdOf(task),
       agent_image: task.agentImage,
       runtime_target: { type: task.runtimeTarget.type, namespace: task.runtimeTarget.namespace ?? '' },
       resources: task.resources,

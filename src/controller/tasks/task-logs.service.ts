@@ -5,6 +5,7 @@ import { OBJECT_STORAGE, ObjectStorage, readAll } from '../../shared/storage/obj
 import { lastLines } from '../../shared/task-protocol/last-lines';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
 import { DispatcherClient } from './dispatcher-client';
+import { dispatcherTaskIdOf } from '../scheduling/dispatcher-task-id';
 import { isFinal } from './task-state';
 import { Task } from './tasks.entity';
 import { TasksService } from './tasks.service';
@@ -30,7 +31,7 @@ export class TaskLogsService {
   async read(guid: string, tail?: number): Promise<string> {
     const task = await this.tasks.get(guid);
     if (isFinal(task.status)) {
-      const stored = await this.stored(task.guid, tail);
+      const stored = await this.stored(dispatcherTaskIdOf(task), tail);
       if (stored !== null) return stored;
     }
     return this.fromDispatcher(task, tail);
@@ -54,7 +55,7 @@ export class TaskLogsService {
     if (!isFinal(task.status)) {
       const dispatcher = await this.dispatchers.findByGuid(task.dispatcherGuid);
       const response = dispatcher
-        ? await this.client.taskLogs(dispatcher, this.dispatchers.apiKeyFor(dispatcher), task.guid, { tail, follow: true, signal }).catch(() => null)
+        ? await this.client.taskLogs(dispatcher, this.dispatchers.apiKeyFor(dispatcher), dispatcherTaskIdOf(task), { tail, follow: true, signal }).catch(() => null)
         : null;
       if (response?.body) {
         const decoder = new TextDecoder();
@@ -65,8 +66,9 @@ export class TaskLogsService {
     yield await this.read(task.guid, tail);
   }
 
-  private async stored(guid: string, tail?: number): Promise<string | null> {
-    const stream = await this.storage.get(`logs/${guid}.txt`);
+  /** Where the dispatcher stored the output of the attempt known to it as `dispatcherTaskId`. */
+  private async stored(dispatcherTaskId: string, tail?: number): Promise<string | null> {
+    const stream = await this.storage.get(`logs/${dispatcherTaskId}.txt`);
     if (!stream) return null;
     return lastLines((await readAll(stream)).toString('utf8'), tail);
   }
@@ -76,7 +78,7 @@ export class TaskLogsService {
     const dispatcher = await this.dispatchers.findByGuid(task.dispatcherGuid);
     if (!dispatcher) return '';
     try {
-      const response = await this.client.taskLogs(dispatcher, this.dispatchers.apiKeyFor(dispatcher), task.guid, { tail });
+      const response = await this.client.taskLogs(dispatcher, this.dispatchers.apiKeyFor(dispatcher), dispatcherTaskIdOf(task), { tail });
       return await response.text();
     } catch (error) {
       this.logger.warn({ task: task.guid, dispatcher: dispatcher.slug, err: error }, 'Could not read task logs from the dispatcher');

@@ -1,8 +1,28 @@
 import { queueView } from '../scheduling/queue-view';
+import { policyOf } from '../scheduling/retry-policy';
 import { Task } from './tasks.entity';
 
+/** One attempt of a task, as the single-task view lists them. */
+export interface AttemptView {
+  attempt: number;
+  dispatcher: string | null;
+  dispatcher_task_id: string;
+  status: string;
+  /** Why an ended attempt was tried again: infra, timed_out or failed (null: the current attempt). */
+  reason: string | null;
+  error_message: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+}
+
+/** What a view adds from other rows: the task's re-runs, and (single view) its attempts. */
+export interface TaskViewExtras {
+  reruns?: string[];
+  attempts?: AttemptView[];
+}
+
 /** A task as the API shows it: the template, where it runs, its progress and its result. */
-export function taskView(task: Task) {
+export function taskView(task: Task, extras: TaskViewExtras = {}) {
   const finished = ['completed', 'failed', 'timed_out', 'cancelled'].includes(task.status);
   return {
     guid: task.guid,
@@ -45,6 +65,14 @@ export function taskView(task: Task) {
     started_at: task.startedAt?.toISOString() ?? null,
     finished_at: task.finishedAt?.toISOString() ?? null,
     deadline_at: task.deadlineAt?.toISOString() ?? null,
+    retry: policyOf(task.retry),
+    attempt: task.attempt,
+    max_attempts: policyOf(task.retry).max_attempts,
+    next_attempt_at: task.status === 'pending' ? (task.nextDispatchAt?.toISOString() ?? null) : null,
+    dead_letter: task.deadLetter,
+    rerun_of: task.rerunOf,
+    reruns: extras.reruns ?? [],
+    ...(extras.attempts ? { attempts: extras.attempts } : {}),
   };
 }
 

@@ -14,6 +14,7 @@ import { taskView, TaskView } from './task-view';
 import { TaskLogsService } from './task-logs.service';
 import { ListTasksQueryDto, TaskCallbackDto, TaskLogsQueryDto, TaskProgressDto, TaskTemplateDto } from './tasks.dto';
 import { TasksService } from './tasks.service';
+import { TaskAttemptsService } from '../scheduling/task-attempts.service';
 
 @ApiTags('tasks')
 @Controller('api/v1/tasks')
@@ -22,6 +23,7 @@ export class TasksController {
     private readonly tasks: TasksService,
     private readonly callbacks: TaskCallbacksService,
     private readonly logs: TaskLogsService,
+    private readonly attempts: TaskAttemptsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -34,26 +36,29 @@ export class TasksController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'List tasks, newest first: {count, count_estimated, next, previous, results}; next and previous carry a cursor' })
+  @ApiOperation({
+    summary: 'List tasks, newest first: {count, count_estimated, next, previous, results}; next and previous carry a cursor; '
+      + '?dead_letter=true lists the dead letters',
+  })
   @OperatorOrScope('tasks:read')
   @Answers(200, 'TaskPage', 'A page of tasks')
   async list(@Query() query: ListTasksQueryDto): Promise<CursorPage<TaskView>> {
     const request = keysetRequest(query);
-    const page = await this.tasks.list({ ...request, status: query.status, workflow: query.workflow });
-    return toCursorPage(page, page.items.map(taskView), request, {
+    const page = await this.tasks.list({ ...request, status: query.status, workflow: query.workflow, deadLetter: query.dead_letter });
+    return toCursorPage(page, await this.attempts.views(page.items), request, {
       baseUrl: this.config.publicUrl,
       path: '/api/v1/tasks/',
-      query: { status: query.status, workflow: query.workflow },
+      query: { status: query.status, workflow: query.workflow, dead_letter: query.dead_letter ? 'true' : undefined },
     });
   }
 
   @Get(':guid')
-  @ApiOperation({ summary: 'A task with its progress and result' })
+  @ApiOperation({ summary: 'A task with its progress, result, attempts and re-runs' })
   @OperatorOrScope('tasks:read')
   @Answers(200, 'Task', 'The task')
   @Refuses({ 404: 'not_found: no such task' })
-  async detail(@Param('guid') guid: string) {
-    return taskView(await this.tasks.get(guid));
+  detail(@Param('guid') guid: string) {
+    return this.attempts.detail(guid);
   }
 
   @Get(':guid/brief')
@@ -87,6 +92,15 @@ export class TasksController {
   @Refuses({ 404: 'not_found: no such task', 409: 'conflict: the task is already final', 502: 'bad_gateway: its dispatcher could not cancel it; try again' })
   async cancel(@Param('guid') guid: string) {
     return taskView(await this.tasks.cancel(guid));
+  }
+
+  @Post(':guid/rerun')
+  @ApiOperation({ summary: 'A new task from a final task\'s template and brief, linked both ways (rerun_of, reruns)' })
+  @OperatorOrScope('tasks:write')
+  @Answers(201, 'Task', 'The new task, stored as pending')
+  @Refuses({ 404: 'not_found: no such task', 409: 'conflict: the task is not final' })
+  rerun(@Param('guid') guid: string, @CurrentPrincipal() principal: Principal) {
+    return this.attempts.rerun(guid, `${principal.kind}:${principal.name}`);
   }
 
   @Post(':guid/callback')

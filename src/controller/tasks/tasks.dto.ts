@@ -25,6 +25,7 @@ import { PodAdditionsDto } from '../../shared/task-protocol/pod-additions';
 import { IsInt32 } from '../../shared/validation/int32';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { ConcurrencyDto } from '../scheduling/scheduling.dto';
+import { RetryPolicyDto } from '../scheduling/retry-policy.dto';
 import { TASK_STATUSES, TaskStatus } from './tasks.entity';
 
 export const SKILL_REFERENCE = /^[a-z0-9][a-z0-9-]*(@[1-9]\d*)?$/;
@@ -178,6 +179,12 @@ export class TaskTemplateDto extends TaskTemplateFieldsDto {
   @ValidateNested()
   @Type(() => ConcurrencyDto)
   concurrency?: ConcurrencyDto;
+  @ApiPropertyOptional({ type: RetryPolicyDto, description: 'Which endings are tried again; default {max_attempts: 3, backoff_seconds: 10, max_backoff_seconds: 600, on: ["infra"]}' })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RetryPolicyDto)
+  retry?: RetryPolicyDto;
 }
 
 export class TaskLogsQueryDto {
@@ -199,6 +206,12 @@ export class ListTasksQueryDto extends KeysetPageQueryDto {
   @IsString()
   @MaxLength(200)
   workflow?: string;
+
+  @ApiPropertyOptional({ description: 'true: only dead letters (failed or timed_out, not to be tried again, not re-run)', example: true })
+  @IsOptional()
+  @Transform(({ value }) => parseBooleanFlag(value))
+  @IsBoolean({ message: 'dead_letter must be true or false' })
+  dead_letter?: boolean;
 }
 
 /** The seed's task callback body. */

@@ -3,6 +3,7 @@ import { Check, Column, CreateDateColumn, Entity, ForeignKey, Index, PrimaryColu
 import type { TaskNetwork, TaskSecurity } from '../../shared/task-protocol/isolation';
 import type { TaskPort, TaskResources } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
+import type { RetryPolicy } from '../scheduling/retry-policy';
 
 export const CONCURRENCY_STRATEGIES = ['queue', 'cancel_in_progress', 'cancel_newest'] as const;
 export type ConcurrencyStrategy = (typeof CONCURRENCY_STRATEGIES)[number];
@@ -51,6 +52,8 @@ const HOLDS_SLOT = `("status" IN ('dispatched', 'running') OR ("status" = 'pendi
 @Index('tasks_superseded_open_idx', ['supersededBy'], { where: `"superseded_by" IS NOT NULL AND "status" IN ('dispatched', 'running')` })
 @Check('tasks_priority_check', '"priority" BETWEEN -1000 AND 1000')
 @Check('tasks_fairness_weight_check', '"fairness_weight" BETWEEN 1 AND 100')
+@Index('tasks_dead_letter_idx', ['createdAt', 'guid'], { where: '"dead_letter"' })
+@Index('tasks_rerun_of_idx', ['rerunOf'], { where: '"rerun_of" IS NOT NULL' })
 @Check('tasks_status_check', `"status" IN (${TASK_STATUSES.map((status) => `'${status}'`).join(', ')})`)
 export class Task {
   @PrimaryColumn({ type: 'uuid', primaryKeyConstraintName: 'tasks_pkey' })
@@ -204,6 +207,26 @@ export class Task {
   /** The newer task of the key that replaced this one (`cancel_in_progress`); its cancel is sent by the dispatch loop. */
   @Column({ name: 'superseded_by', type: 'uuid', nullable: true })
   supersededBy: string | null;
+  /** The retry policy the task was created with; null: the default policy. */
+  @Column({ type: 'jsonb', nullable: true })
+  retry: RetryPolicy | null;
+
+  /** The attempt under way or next (1 for the first); earlier ones are in `task_attempts`. */
+  @Column({ type: 'integer', default: 1 })
+  attempt: number;
+
+  /** The `task_id` this attempt is sent to a dispatcher under; null: the task's guid (attempt 1). */
+  @Column({ name: 'dispatcher_task_id', type: 'uuid', nullable: true })
+  dispatcherTaskId: string | null;
+
+  /** Ended failed or timed_out and will not be tried again, and no re-run was made of it. */
+  @Column({ name: 'dead_letter', type: 'boolean', default: false })
+  deadLetter: boolean;
+
+  /** The task this one re-runs. */
+  @Column({ name: 'rerun_of', type: 'uuid', nullable: true })
+  @ForeignKey(() => Task, { name: 'tasks_rerun_of_fkey', onDelete: 'SET NULL' })
+  rerunOf: string | null;
 
   /** Dispatch time + timeout_seconds; the watchdog acts a grace period after it. */
   @Column({ name: 'deadline_at', type: 'timestamptz', nullable: true })

@@ -19,6 +19,9 @@ import { TasksController } from './tasks.controller';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 import { TasksService } from './tasks.service';
+import { TaskAttemptsRepository } from '../scheduling/task-attempts.repository';
+import { TaskAttemptsService } from '../scheduling/task-attempts.service';
+import { TaskRetriesService } from '../scheduling/task-retries.service';
 
 @Module({
   imports: [TypeOrmModule.forFeature([Task]), DispatchersModule, SkillsModule, EventsModule],
@@ -27,7 +30,8 @@ import { TasksService } from './tasks.service';
     TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackTokenStrategy, CallbackAuthGuard,
     TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes, TaskLogsService,
     QueueClaim, ConcurrencyAdmission, SupersededCancels,
+    TaskAttemptsRepository, TaskRetriesService, TaskAttemptsService,
   ],
-  exports: [TasksService, TasksRepository],
+  exports: [TasksService, TasksRepository, TaskAttemptsService],
 })
 export class TasksModule {}

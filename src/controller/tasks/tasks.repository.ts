@@ -36,6 +36,8 @@ export interface MoveOptions {
 export interface TaskListQuery extends KeysetRequest {
   status?: TaskStatus;
   workflow?: string;
+  /** Only dead letters (tasks_dead_letter_idx). */
+  deadLetter?: boolean;
 }
 
 /**
@@ -103,6 +105,7 @@ export class TasksRepository {
     const tasks = this.db.getRepository(Task).createQueryBuilder('t');
     if (query.status) tasks.andWhere('t.status = :status', { status: query.status });
     if (query.workflow) tasks.andWhere('t.workflow_id = :workflow', { workflow: query.workflow });
+    if (query.deadLetter) tasks.andWhere('t.dead_letter');
     return keysetPage(tasks, { time: 't.created_at', id: 't.guid' }, query);
   }
 
@@ -127,18 +130,53 @@ export class TasksRepository {
     return moved.length > 0;
   }
 
-  /** `transition` for many tasks with one patch; answers the tasks that moved. */
-  transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}): Promise<Task[]> {
+  /** `transition` of a task still on attempt `attempt`: an ending of an earlier attempt never moves it. */
+  async transitionAttempt(guid: string, attempt: number, to: TaskStatus, patch: TaskPatch = {}, options: MoveOptions = {}): Promise<Transition> {
+    const [task] = await this.move(to, patch, options, { sql: 'guid = $ AND attempt = $', params: [guid, attempt] });
+    if (task) return { moved: true, task };
+    return { moved: false, task: await this.findByGuid(guid) };
+  }
+
+  /** The re-runs of each of `guids` (oldest first), from tasks_rerun_of_idx. */
+  async rerunsOf(guids: string[]): Promise<Map<string, string[]>> {
+    if (guids.length === 0) return new Map();
+    const rows = await runPrepared<{ rerun_of: string; reruns: string[] }>(
+      this.db,
+      `SELECT rerun_of, array_agg(guid ORDER BY created_at, guid)::text[] AS reruns FROM ${TASKS} WHERE rerun_of = ANY($1::uuid[]) GROUP BY rerun_of`,
+      [guids],
+    );
+    return new Map(rows.map((row) => [row.rerun_of, row.reruns]));
+  }
+
+  /**
+   * Stores `values` as a re-run of the final task `original` and takes `original` off the dead
+   * letters, in one statement; null when `original` is not final.
+   */
+  insertRerun(original: string, values: Partial<Task>): Promise<Task | null> {
+    return this.insertAfter({ ...values, rerunOf: original }, {
+      text: `UPDATE ${TASKS} SET dead_letter = false, updated_at = now() WHERE guid = $1 AND status = ANY($2) RETURNING guid`,
+      params: [original, FINAL_TASK_STATUSES],
+    });
+  }
+
+  /** `transition` for many tasks with one patch (`attempts`: each only while still on that attempt); answers the tasks that moved. */
+  transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}, attempts?: number[]): Promise<Task[]> {
     if (guids.length === 0) return Promise.resolve([]);
+    if (attempts) {
+      return this.move(to, patch, {}, { sql: '(guid, attempt) IN (SELECT * FROM unnest($::uuid[], $::int[]))', params: [guids, attempts] });
+    }
     return this.move(to, patch, {}, { sql: 'guid = ANY($)', params: [guids] });
   }
 
-  /** The watchdog: dispatched or running tasks silent for `graceSeconds` past their deadline time out. */
-  timeOutOverdue(graceSeconds: number, errorMessage: string): Promise<Task[]> {
-    return this.move('timed_out', { errorMessage }, {}, {
-      sql: `status IN ('dispatched', 'running') AND deadline_at + make_interval(secs => $) < now()`,
-      params: [graceSeconds],
-    });
+  /** For the watchdog: dispatched or running tasks silent for `graceSeconds` past their deadline (tasks_open_deadline_idx). */
+  async overdue(graceSeconds: number, limit: number): Promise<Task[]> {
+    const rows = await runPrepared(
+      this.db,
+      `SELECT ${this.columns} FROM ${TASKS} WHERE status IN ('dispatched', 'running') AND deadline_at + make_interval(secs => $1) < now()
+       ORDER BY deadline_at LIMIT $2`,
+      [graceSeconds, limit],
+    );
+    return rows.map((row) => this.hydrate(row));
   }
 
   /** Marks an open, dispatched task as asked to cancel; null when it is not dispatched or running. */

@@ -12,6 +12,7 @@ import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shar
 import { fairnessGroupOf, postedConcurrency, StoredConcurrency, TaskConcurrency } from '../scheduling/concurrency';
 import { ADMISSION_HOLD_SECONDS, ConcurrencyAdmission } from '../scheduling/concurrency-admission';
 import { SkillsService } from '../skills/skills.service';
+import { policyOf } from '../scheduling/retry-policy';
 import { TaskDispatchService } from './task-dispatch.service';
 import { networkOf, securityOf } from './task-isolation';
 import { isFinal } from './task-state';
@@ -91,6 +92,7 @@ export class TasksService {
       deliveryId: origin.deliveryId ?? null,
       createdBy: origin.createdBy ?? null,
       ...schedulingFields(template.priority, concurrency, origin),
+      retry: template.retry ? policyOf(template.retry) : null,
     };
   }
 

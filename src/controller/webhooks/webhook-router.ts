@@ -136,5 +136,5 @@ function queueOrigin(workflow: Workflow, event: WebhookEvent): { concurrency: Ta
 export function taskInput(workflow: Workflow, event: WebhookEvent): TaskTemplateInput {
   const { brief, ...fields } = workflow.taskTemplate;
   const filled = brief === undefined ? { source: event.source, event: event.event, payload: event.payload } : fillBrief(brief, event.payload);
-  return { ...fields, brief: filled } as TaskTemplateInput;
+  return { ...fields, brief: filled, ...(workflow.retry ? { retry: workflow.retry } : {}) } as TaskTemplateInput;
 }

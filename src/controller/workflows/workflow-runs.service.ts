@@ -3,7 +3,8 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { KeysetRequest } from '../../shared/database/keyset-page';
 import { CursorPage, toCursorPage } from '../../shared/http/page';
-import { taskView, TaskView } from '../tasks/task-view';
+import { TaskAttemptsService } from '../scheduling/task-attempts.service';
+import { TaskView } from '../tasks/task-view';
 import { TasksService } from '../tasks/tasks.service';
 import { WorkflowsService } from './workflows.service';
 
@@ -14,12 +15,13 @@ export class WorkflowRunsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly workflows: WorkflowsService,
     private readonly tasks: TasksService,
+    private readonly attempts: TaskAttemptsService,
   ) {}
 
   async list(workflowId: string, request: KeysetRequest): Promise<CursorPage<TaskView>> {
     await this.workflows.get(workflowId);
     const page = await this.tasks.list({ ...request, workflow: workflowId });
-    return toCursorPage(page, page.items.map(taskView), request, {
+    return toCursorPage(page, await this.attempts.views(page.items), request, {
       baseUrl: this.config.publicUrl,
       path: `/api/v1/workflows/${encodeURIComponent(workflowId)}/runs/`,
     });

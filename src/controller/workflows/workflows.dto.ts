@@ -29,6 +29,7 @@ import { ConcurrencyDto } from '../scheduling/scheduling.dto';
 import { TaskTemplateFieldsDto } from '../tasks/tasks.dto';
 import { WEBHOOK_SOURCES } from '../webhooks/webhook-signatures';
 import { badPlaceholders, FILTER_PATH } from './workflow-routing';
+import { RetryPolicyDto } from '../scheduling/retry-policy.dto';
 
 export const WORKFLOW_ID = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 /** Event names as senders write them: `push`, `pull_request`, `event_callback`, `invoice.paid`. */
@@ -219,6 +220,13 @@ export class WorkflowBodyDto {
   @ValidateNested()
   @Type(() => WorkflowTaskTemplateDto)
   task_template: WorkflowTaskTemplateDto;
+
+  @ApiPropertyOptional({ type: RetryPolicyDto, description: "The retry policy of the workflow's tasks; default {max_attempts: 3, backoff_seconds: 10, max_backoff_seconds: 600, on: [\"infra\"]}" })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => RetryPolicyDto)
+  retry?: RetryPolicyDto;
 }
 
 export class CreateWorkflowDto extends WorkflowBodyDto {

@@ -3,6 +3,7 @@ import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
 import type { ScheduleTrigger } from '../schedules/schedule-trigger';
 import { Check, Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
 import type { StoredConcurrency } from '../scheduling/concurrency';
+import type { RetryPolicy } from '../scheduling/retry-policy';
 import { FilterValue } from './workflow-routing';
 
 export interface StoredEventTrigger {
@@ -61,6 +62,9 @@ export class Workflow {
   /** The workflow's share of dispatches among fairness groups of equal priority (1..100). */
   @Column({ type: 'integer', default: 1 })
   weight: number;
+  /** The retry policy of the tasks it creates; null: the default policy. */
+  @Column({ type: 'jsonb', nullable: true })
+  retry: RetryPolicy | null;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

@@ -9,6 +9,7 @@ import { DomainError } from '../../shared/errors/domain-error';
 import { Page, PageRequest, toPage } from '../../shared/http/page';
 import { isScheduleTrigger, storedScheduleTrigger } from '../schedules/schedule-trigger';
 import { scheduledRuns } from '../schedules/schedule-view';
+import { policyOf, RetryPolicy } from '../scheduling/retry-policy';
 import { networkOf, securityOf } from '../tasks/task-isolation';
 import { StoredConcurrency } from '../scheduling/concurrency';
 import { WorkflowRoutingCache } from './workflow-routing-cache';
@@ -24,6 +25,7 @@ export interface WorkflowView {
   task_template: StoredTaskTemplate;
   concurrency: StoredConcurrency | null;
   weight: number;
+  retry: RetryPolicy;
   created_at: string;
   updated_at: string;
   /** A workflow with a schedule: its next tick times (none while it is disabled). */
@@ -41,6 +43,7 @@ export function toWorkflowView(workflow: Workflow): WorkflowView {
     task_template: workflow.taskTemplate,
     concurrency: workflow.concurrency,
     weight: workflow.weight,
+    retry: policyOf(workflow.retry),
     created_at: workflow.createdAt.toISOString(),
     updated_at: workflow.updatedAt.toISOString(),
     ...(nextRuns ? { next_runs: nextRuns.map((time) => time.toISOString()) } : {}),
@@ -98,6 +101,7 @@ export class WorkflowsService {
       taskTemplate: storedTemplate(body.task_template),
       concurrency: storedConcurrency(body),
       weight: body.weight ?? 1,
+      retry: body.retry ? policyOf(body.retry) : null,
     });
     try {
       // The template's brief is free JSON, which TypeORM's partial-entity type cannot express.
@@ -123,6 +127,7 @@ export class WorkflowsService {
       taskTemplate: storedTemplate(body.task_template),
       concurrency: storedConcurrency(body),
       weight: body.weight ?? 1,
+      retry: body.retry ? policyOf(body.retry) : null,
     });
     const saved = await this.workflows.save(workflow);
     await this.routing.changed();
