@@ -290,6 +290,7 @@ export class KubeApiServer {
     const updated = this.store.update(resource, namespace, name, (object) => {
       Object.assign(object, { ...patched, metadata: { ...patched.metadata, uid: object.metadata.uid, resourceVersion: object.metadata.resourceVersion }, status: object.status });
     })!;
+    if (resource === 'jobs') this.jobs.jobUpdated(current, updated);
     this.jobs.checkOwners(resource, updated);
     this.json(res, 200, updated);
   }
@@ -304,7 +305,7 @@ export class KubeApiServer {
     const propagation = (params.get('propagationPolicy') ?? options.propagationPolicy ?? (resource === 'jobs' ? 'Orphan' : 'Background')) as Propagation;
     const removed = resource === 'jobs'
       ? this.jobs.deleteJob(namespace, name, propagation)
-      : this.store.remove(resource, namespace, name);
+      : resource === 'pods' ? this.jobs.deletePod(namespace, name) : this.store.remove(resource, namespace, name);
     if (!removed) return this.notFound(res, resource, name);
     this.json(res, 200, {
       kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
