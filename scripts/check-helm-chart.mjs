@@ -13,24 +13,24 @@ import { join, resolve } from 'node:path';
 import { load as loadYaml, loadAll } from 'js-yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
-import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 const root = resolve(import.meta.dirname, '..');
 const chart = join(root, 'helm');
-const MODELS = { ConfigMap, Deployment, Job, Ingress, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
+const MODELS = { ConfigMap, Deployment, Job, Ingress, NetworkPolicy, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
 // Custom resources kubernetes-models has no schema for: checked by hand below.
 const CUSTOM_CHECKS = { ServiceMonitor: checkServiceMonitor };
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const EXPECTED_RULES = {
-  'batch/jobs': 'create,delete,get,list,watch',
+  'batch/jobs': 'create,delete,get,list,patch,watch',
   '/pods': 'list,watch',
   '/pods/log': 'get',
-  '/secrets': 'create,delete,patch',
+  '/secrets': 'create,delete',
   '/events': 'list',
-  'networking.k8s.io/networkpolicies': 'create,delete,patch',
+  'networking.k8s.io/networkpolicies': 'create,delete,list,patch',
 };
 
 const DB = 'database.url=postgresql://tasks@db:5432/tasks';
@@ -172,6 +172,13 @@ function checkProduction(scenario, documents, problems) {
   const expected = scenario.podTemplate ?? { spec: { serviceAccountName: 'tasks-agent-tasks-agent' } };
   if (dispatcher && JSON.stringify(JSON.parse(template ?? '{}')) !== JSON.stringify(expected)) problems.push(`${scenario.name}: KUBE_POD_TEMPLATE is ${template}`);
   if (dispatcher && !documents.some((d) => d.kind === 'ServiceAccount' && d.metadata.name === 'tasks-agent-tasks-agent' && d.automountServiceAccountToken === false)) problems.push(`${scenario.name}: no agent ServiceAccount`);
+  // Every namespace the dispatcher may put agents in has the default-deny baseline for them.
+  for (const role of documents.filter((d) => d.kind === 'Role' && d.metadata.name.endsWith('-dispatcher'))) {
+    const baseline = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.namespace === role.metadata.namespace && d.metadata.name.endsWith('-agents-default-deny'));
+    const denies = baseline && JSON.stringify(baseline.spec.policyTypes) === '["Ingress","Egress"]' && !baseline.spec.ingress && !baseline.spec.egress
+      && Object.keys(baseline.spec.podSelector?.matchLabels ?? {}).join() === 'app.kubernetes.io/managed-by';
+    if (!denies) problems.push(`${scenario.name}: no default-deny NetworkPolicy for agents in namespace ${role.metadata.namespace}`);
+  }
 }
 
 function checkPod(where, pod, secretKeys, scenario, problems) {

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { V1Job, V1NetworkPolicy, V1NetworkPolicySpec } from '@kubernetes/client-node';
 import { describeApiError, isConflict, KubeApi } from './kubernetes-client';
-import { EGRESS_POLICY_ANNOTATION, managedLabels, managedSelector, ManifestSettings, TASK_ID_LABEL } from './kubernetes-manifests';
+import { EGRESS_POLICY_ANNOTATION, managedLabels, ManifestSettings, TASK_ID_LABEL } from './kubernetes-manifests';
 import { buildDefaultDenyPolicy, defaultDenyPolicyName, jobOwner, networkPolicyName } from './kubernetes-network-policy';
 
 /**
@@ -52,8 +52,9 @@ export class EgressKeeper {
   async reconcile(): Promise<void> {
     for (const namespace of this.live.namespaces()) {
       try {
+        // Not by label: the chart ships the baseline with its own labels.
         const present = new Set((await this.api.call('list NetworkPolicies', () =>
-          this.api.networking.listNamespacedNetworkPolicy({ namespace, labelSelector: managedSelector(this.settings) }))).items.map((p) => p.metadata?.name));
+          this.api.networking.listNamespacedNetworkPolicy({ namespace }))).items.map((p) => p.metadata?.name));
         if (!present.has(defaultDenyPolicyName(this.settings))) {
           this.logger.warn(`The default-deny policy of agents in ${namespace} was missing; putting it back`);
           await this.createIfMissing(namespace, buildDefaultDenyPolicy(this.settings, namespace));
