@@ -31,6 +31,15 @@ describe('hardened agent pods', () => {
     expect(pod.runtimeClassName).toBeUndefined();
   });
 
+  it('limits ephemeral storage: a sizeLimit on every emptyDir, a request and limit on the agent container', () => {
+    const pod = buildJob(makeSpec(), { ...settings, storage: { ephemeral: '2Gi', emptyDirSizeLimit: '1Gi' } }).spec!.template.spec!;
+    expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '1Gi' } }, { name: 'workspace', emptyDir: { sizeLimit: '1Gi' } }]);
+    expect(pod.containers[0].resources).toEqual({
+      requests: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '2Gi' },
+      limits: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '2Gi' },
+    });
+  });
+
   it('relaxes only the documented fields, and names the runtime class', () => {
     const job = buildJob(makeSpec({ runtimeClass: 'gvisor', security: { runAsNonRoot: false, runAsUser: null, readOnlyRootFilesystem: false } }), settings);
     const pod = job.spec!.template.spec!;

@@ -31,6 +31,8 @@ export interface ManifestSettings {
   ttlSecondsAfterFinished: number;
   /** Disruption policy and the dispatcher's pod template (kubernetes-job-shaping.ts); unset: one attempt, nothing added. */
   shaping?: JobShaping;
+  /** AGENT_EPHEMERAL_STORAGE_LIMIT and AGENT_EMPTYDIR_SIZE_LIMIT: no agent fills a node's disk (DiskPressure evicts its neighbours). */
+  storage?: { ephemeral: string; emptyDirSizeLimit: string };
 }
 
 /** A DNS-1123 label from any text: lower-case, `a-z0-9-`, at most 63 characters (hash-suffixed when cut). */
@@ -106,10 +108,23 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
     },
   };
   applyIsolation(job, spec.isolation);
+  if (settings.storage) limitStorage(job, settings.storage);
   if (settings.shaping) shapeJob(job, settings.shaping);
   if (spec.pod) applyPodAdditions(job, spec.pod);
   assertValidJob(job);
   return job;
+}
+
+/** Every emptyDir gets a sizeLimit and the agent container an ephemeral-storage request and limit. */
+function limitStorage(job: V1Job, storage: NonNullable<ManifestSettings['storage']>): void {
+  const pod = job.spec!.template.spec!;
+  for (const volume of pod.volumes ?? []) if (volume.emptyDir) volume.emptyDir.sizeLimit = storage.emptyDirSizeLimit;
+  for (const container of pod.containers) {
+    container.resources = {
+      requests: { ...container.resources?.requests, 'ephemeral-storage': storage.ephemeral },
+      limits: { ...container.resources?.limits, 'ephemeral-storage': storage.ephemeral },
+    };
+  }
 }
 
 /** The per-task Secret holding AGENT_KEY, owned by its suspended Job (kubernetes-secrets.ts). */

@@ -31,6 +31,8 @@ export interface KubernetesRuntimeOptions {
   taskAdditions?: PodAdditionRules;
   /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
   shaping?: JobShaping;
+  /** Ephemeral-storage limit and emptyDir sizeLimit of every agent pod (AGENT_EPHEMERAL_STORAGE_LIMIT, AGENT_EMPTYDIR_SIZE_LIMIT). */
+  storage?: ManifestSettings['storage'];
   /** Given by tests (loadFromOptions); otherwise loaded per `loadKubeConfig`. */
   kubeConfig?: KubeConfig;
   kubeconfigPath?: string | null;
@@ -79,7 +81,7 @@ export class KubernetesRuntime implements RuntimeBackend {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
     this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
     this.secrets = new AgentSecrets(this.api);
-    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping };
+    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping, storage: options.storage };
     this.egress = {
       dispatcher: options.dispatcher ?? { podLabels: {}, namespace: options.namespace, port: 8080, url: 'http://dispatcher.invalid' },
       dns: options.dns ?? KUBE_DNS,
@@ -106,6 +108,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
+      storage: { ephemeral: config.agentFloor.ephemeralStorage, emptyDirSizeLimit: config.agentFloor.emptyDirSizeLimit },
       dispatcher: {
         podLabels: config.agentIsolation.dispatcherPodLabels,
         namespace: config.agentIsolation.dispatcherNamespace || config.kubeNamespace,
