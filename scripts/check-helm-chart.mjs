@@ -70,6 +70,8 @@ const refusals = [
   { name: 'two controller replicas without Redis', set: [DB, ...KEYS, 'controller.replicaCount=2'], message: 'controller.replicaCount > 1 needs redis.url' },
   { name: 'no dispatcher ServiceAccount and no name', set: [DB, ...KEYS, 'dispatcher.serviceAccount.create=false'], message: 'dispatcher.serviceAccount.create=false needs dispatcher.serviceAccount.name' },
   { name: 'a mistyped value', set: [DB, ...KEYS, 'controller.replicaCount=two'], message: 'replicaCount' },
+  { name: 'an unknown floor value', set: [DB, ...KEYS, 'dispatcher.agents.floor.alowRoot=true'], message: 'alowRoot' },
+  { name: 'a floor egress that is no mode', set: [DB, ...KEYS, 'dispatcher.agents.floor.egressMax=all'], message: 'egressMax' },
 ];
 
 function findHelm() {
