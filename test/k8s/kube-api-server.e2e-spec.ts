@@ -103,6 +103,15 @@ describe('Kubernetes API test server', () => {
     expect(server.store.list('pods', { labelSelector: 'job-name=a' })).toHaveLength(0);
   });
 
+  it('answers 422 Invalid for a Job whose spec the schema refuses, as the API server does', async () => {
+    const bad = await api('POST', jobs, { ...job('bad'), spec: { ...job('bad').spec, backoffLimit: 'zero' } });
+    expect(bad.status).toBe(422);
+    expect(await json(bad)).toMatchObject({ kind: 'Status', reason: 'Invalid', message: expect.stringContaining('backoffLimit') });
+    const noContainers = await api('POST', jobs, { ...job('empty'), spec: { template: { spec: { restartPolicy: 'Never', containers: [] } } } });
+    expect(noContainers.status).toBe(422);
+    expect(server.store.list('jobs')).toEqual([]);
+  });
+
   it('suspends a Job by ending its pods gracefully, and makes a pod again when it is resumed', async () => {
     await api('POST', jobs, { ...job('s'), spec: { ...job('s').spec, suspend: true } });
     await new Promise((resolve) => setTimeout(resolve, 100));
