@@ -70,6 +70,7 @@ const refusals = [
   { name: 'two controller replicas without Redis', set: [DB, ...KEYS, 'controller.replicaCount=2'], message: 'controller.replicaCount > 1 needs redis.url' },
   { name: 'no dispatcher ServiceAccount and no name', set: [DB, ...KEYS, 'dispatcher.serviceAccount.create=false'], message: 'dispatcher.serviceAccount.create=false needs dispatcher.serviceAccount.name' },
   { name: 'a mistyped value', set: [DB, ...KEYS, 'controller.replicaCount=two'], message: 'replicaCount' },
+  { name: 'an Ingress path that routes /metrics', set: [DB, ...KEYS, 'ingress.enabled=true', 'ingress.hosts[0].host=a.example.com', 'ingress.hosts[0].paths[0].path=/', 'ingress.hosts[0].paths[0].pathType=Prefix'], message: 'routes /metrics', checked: true },
   { name: 'an unknown floor value', set: [DB, ...KEYS, 'dispatcher.agents.floor.alowRoot=true'], message: 'alowRoot' },
   { name: 'a floor egress that is no mode', set: [DB, ...KEYS, 'dispatcher.agents.floor.egressMax=all'], message: 'egressMax' },
 ];
@@ -113,12 +114,25 @@ function check(scenario, documents, problems) {
     const pod = doc.kind === 'Deployment' || doc.kind === 'Job' ? doc.spec.template.spec : undefined;
     if (pod) checkPod(where, pod, secretKeys, scenario, problems);
     if (doc.kind === 'Role') checkRules(where, doc.rules, problems);
+    if (doc.kind === 'Ingress') checkIngressPaths(where, doc, problems);
     if (doc.kind === 'ConfigMap' && doc.data?.['agent-tasks.json']) checkDashboard(where, doc.data['agent-tasks.json'], problems);
   }
   for (const kind of scenario.expect ?? []) {
     if (!documents.some((doc) => doc.kind === kind)) problems.push(`${scenario.name}: no ${kind} rendered`);
   }
   checkProduction(scenario, documents, problems);
+}
+
+/** The Ingress routes the API and the console only: no path may reach /metrics or the probes. */
+function checkIngressPaths(where, ingress, problems) {
+  const internal = ['/metrics', '/livez', '/health', '/ready'];
+  for (const rule of ingress.spec.rules ?? []) {
+    for (const { path, pathType } of rule.http?.paths ?? []) {
+      const reaches = (target) => (pathType === 'Exact' ? path === target : target === path || target.startsWith(path.endsWith('/') ? path : `${path}/`));
+      const exposed = internal.filter(reaches);
+      if (exposed.length > 0) problems.push(`${where}: path ${path} (${pathType}) routes ${exposed.join(', ')}`);
+    }
+  }
 }
 
 /** The ServiceMonitor selects both roles' Services and names a port each of them has. */
@@ -224,6 +238,14 @@ const missing = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ..
 if (missing.ok || !missing.err.includes('database.url is required')) problems.push('a release without database.url must be refused');
 for (const refusal of refusals) {
   const answer = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ...refusal.set.flatMap((s) => ['--set', s])]);
+  if (refusal.checked) {
+    // Renders, but this check must refuse it.
+    const found = [];
+    if (answer.ok) check({ name: refusal.name, set: refusal.set }, loadAll(answer.out).filter(Boolean), found);
+    if (!found.some((problem) => problem.includes(refusal.message))) problems.push(`${refusal.name} must be refused with "${refusal.message}" (got ${answer.ok ? JSON.stringify(found) : answer.err.trim()})`);
+    else console.log(`refused: ${refusal.name}`);
+    continue;
+  }
   if (answer.ok || !answer.err.includes(refusal.message)) problems.push(`${refusal.name} must be refused with "${refusal.message}" (got ${answer.ok ? 'a rendering' : answer.err.trim()})`);
   else console.log(`refused: ${refusal.name}`);
 }
