@@ -188,6 +188,19 @@ function checkProduction(scenario, documents, problems) {
   const expected = scenario.podTemplate ?? { spec: { serviceAccountName: 'tasks-agent-tasks-agent' } };
   if (dispatcher && JSON.stringify(JSON.parse(template ?? '{}')) !== JSON.stringify(expected)) problems.push(`${scenario.name}: KUBE_POD_TEMPLATE is ${template}`);
   if (dispatcher && !documents.some((d) => d.kind === 'ServiceAccount' && d.metadata.name === 'tasks-agent-tasks-agent' && d.automountServiceAccountToken === false)) problems.push(`${scenario.name}: no agent ServiceAccount`);
+  // The release's Secret is an ordinary resource (diffed, rolled back, kept by GitOps); the
+  // migration hook, which runs before it exists, reads only a hook Secret made just before it.
+  for (const secret of documents.filter((d) => d.kind === 'Secret')) {
+    const hook = secret.metadata.annotations?.['helm.sh/hook'];
+    if (!secret.metadata.name.endsWith('-migrate') && hook) problems.push(`${scenario.name}: Secret ${secret.metadata.name} is a hook (${hook})`);
+  }
+  if (migrate && !scenario.existingSecret) {
+    const refs = [...(migrate.spec.template.spec.initContainers ?? []), ...migrate.spec.template.spec.containers].flatMap((c) => c.env.filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.valueFrom.secretKeyRef.name));
+    for (const name of new Set(refs)) {
+      const secret = documents.find((d) => d.kind === 'Secret' && d.metadata.name === name);
+      if (!secret?.metadata.annotations?.['helm.sh/hook']?.includes('pre-install')) problems.push(`${scenario.name}: the migration Job reads Secret ${name}, which is not a pre-install hook`);
+    }
+  }
   // Every namespace the dispatcher may put agents in has the default-deny baseline for them.
   for (const role of documents.filter((d) => d.kind === 'Role' && d.metadata.name.endsWith('-dispatcher'))) {
     const baseline = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.namespace === role.metadata.namespace && d.metadata.name.endsWith('-agents-default-deny'));
