@@ -50,7 +50,7 @@ const scenarios = [
     expect: ['ServiceMonitor', 'ConfigMap'],
   },
   { name: 'GitOps with an existing secret', set: ['secrets.existingSecret=my-secrets'], existingSecret: true },
-  { name: 'dispatcher only', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], roles: ['dispatcher'] },
+  { name: 'dispatcher only', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'secrets.controllerToken=c', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], roles: ['dispatcher'] },
   { name: 'dispatcher only with an existing secret', set: ['secrets.existingSecret=my-secrets', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], existingSecret: true, roles: ['dispatcher'] },
   {
     name: 'agents with a pod template',
@@ -71,6 +71,7 @@ const refusals = [
   { name: 'no dispatcher ServiceAccount and no name', set: [DB, ...KEYS, 'dispatcher.serviceAccount.create=false'], message: 'dispatcher.serviceAccount.create=false needs dispatcher.serviceAccount.name' },
   { name: 'a mistyped value', set: [DB, ...KEYS, 'controller.replicaCount=two'], message: 'replicaCount' },
   { name: 'an Ingress path that routes /metrics', set: [DB, ...KEYS, 'ingress.enabled=true', 'ingress.hosts[0].host=a.example.com', 'ingress.hosts[0].paths[0].path=/', 'ingress.hosts[0].paths[0].pathType=Prefix'], message: 'routes /metrics', checked: true },
+  { name: 'a dispatcher-only release without a credential', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], message: 'secrets.controllerToken is required for a dispatcher-only release' },
   { name: 'an unknown floor value', set: [DB, ...KEYS, 'dispatcher.agents.floor.alowRoot=true'], message: 'alowRoot' },
   { name: 'a floor egress that is no mode', set: [DB, ...KEYS, 'dispatcher.agents.floor.egressMax=all'], message: 'egressMax' },
 ];
