@@ -202,6 +202,11 @@ function checkProduction(scenario, documents, problems) {
       if (!secret?.metadata.annotations?.['helm.sh/hook']?.includes('pre-install')) problems.push(`${scenario.name}: the migration Job reads Secret ${name}, which is not a pre-install hook`);
     }
   }
+  // The dispatcher's port is open to the controller and the agents, not to everyone.
+  const dispatcherPolicy = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name.endsWith('-dispatcher'));
+  if (dispatcher && documents.some((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-controller')) && !dispatcherPolicy?.spec.ingress?.every((rule) => rule.from?.length > 0)) {
+    problems.push(`${scenario.name}: the dispatcher's NetworkPolicy lets anyone reach it`);
+  }
   // Every namespace the dispatcher may put agents in has the default-deny baseline for them.
   for (const role of documents.filter((d) => d.kind === 'Role' && d.metadata.name.endsWith('-dispatcher'))) {
     const baseline = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.namespace === role.metadata.namespace && d.metadata.name.endsWith('-agents-default-deny'));
