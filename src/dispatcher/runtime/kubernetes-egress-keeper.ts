@@ -75,7 +75,7 @@ export class EgressKeeper {
     try {
       await this.api.call('create NetworkPolicy', () => this.api.networking.createNamespacedNetworkPolicy({ namespace, body }));
     } catch (error) {
-      if (!isConflict(error)) throw new Error(`Kubernetes refused the NetworkPolicy ${body.metadata!.name}: ${describeApiError(error)}`);
+      if (!isConflict(error)) throw new Error(`Kubernetes refused the NetworkPolicy ${body.metadata!.name}: ${describeApiError(error)}`, { cause: error });
     }
   }
 }

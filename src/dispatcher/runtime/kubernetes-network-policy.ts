@@ -168,7 +168,7 @@ export async function createNetworkPolicy(api: KubeApi, namespace: string, body:
   try {
     await api.call('create NetworkPolicy', () => api.networking.createNamespacedNetworkPolicy({ namespace, body }));
   } catch (error) {
-    if (!isConflict(error)) throw new Error(`Kubernetes refused the agent's NetworkPolicy: ${describeApiError(error)}`);
+    if (!isConflict(error)) throw new Error(`Kubernetes refused the agent's NetworkPolicy: ${describeApiError(error)}`, { cause: error });
     const patch = [
       { op: 'add', path: '/metadata/labels', value: body.metadata!.labels },
       { op: 'add', path: '/metadata/ownerReferences', value: body.metadata!.ownerReferences ?? [] },

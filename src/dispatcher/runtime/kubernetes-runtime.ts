@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
 import { AppConfig } from '../../shared/config/config';
-import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
+import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, isTransient, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
 import { buildJob, buildSecret, EGRESS_POLICY_ANNOTATION, jobName, ManifestSettings, managedSelector, STOP_GRACE_SECONDS, TASK_ID_LABEL } from './kubernetes-manifests';
 import { PodAdditionRules } from '../../shared/config/kubernetes-settings';
 import { JobShaping } from './kubernetes-job-shaping';
@@ -12,7 +12,7 @@ import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint, DnsEndpoin
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
-import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend } from './runtime';
+import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const NO_ADDITIONS: PodAdditionRules = { labelPrefixes: [], annotationPrefixes: [], nodeSelectorKeys: [], tolerationKeys: [], priorityClasses: [] };
@@ -140,6 +140,16 @@ export class KubernetesRuntime implements RuntimeBackend {
    * default-deny baseline is there before it), and the dispatcher never patches a Secret.
    */
   async submit(spec: AgentSpec): Promise<string> {
+    try {
+      return await this.submitOnce(spec);
+    } catch (error) {
+      const cause = error instanceof Error ? error.cause : undefined;
+      if (isTransient(error) || isTransient(cause)) throw new RuntimeUnavailableError(`the Kubernetes API server is unavailable: ${describeApiError(cause ?? error)}`);
+      throw error;
+    }
+  }
+
+  private async submitOnce(spec: AgentSpec): Promise<string> {
     const namespace = spec.namespace || this.options.namespace;
     this.watchNamespace(namespace);
     this.agents.track(spec.taskId, namespace);
@@ -285,7 +295,7 @@ export class KubernetesRuntime implements RuntimeBackend {
     try {
       return await this.api.call('create Job', () => this.api.batch.createNamespacedJob({ namespace, body }));
     } catch (error) {
-      if (!isConflict(error)) throw new Error(`Kubernetes refused the Job: ${describeApiError(error)}`);
+      if (!isConflict(error)) throw new Error(`Kubernetes refused the Job: ${describeApiError(error)}`, { cause: error });
       // Submitted before (a retry after a crash): the Job of the same task is this one.
       const existing = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name: body.metadata!.name!, namespace }));
       if (existing.metadata?.labels?.[TASK_ID_LABEL] !== taskId) throw new Error(`Job ${body.metadata!.name} exists and belongs to another task`);

@@ -16,7 +16,7 @@ export class AgentSecrets {
     try {
       await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
     } catch (error) {
-      if (!isConflict(error)) throw new Error(`Kubernetes refused the agent's Secret: ${describeApiError(error)}`);
+      if (!isConflict(error)) throw new Error(`Kubernetes refused the agent's Secret: ${describeApiError(error)}`, { cause: error });
       // Left by an earlier attempt, owned by an earlier Job that would take it along: replaced.
       await this.remove(namespace, name);
       await this.api.call('create Secret', () => this.api.core.createNamespacedSecret({ namespace, body }));
