@@ -94,6 +94,7 @@ describe('Kubernetes API test server', () => {
     expect(server.jobs.pod('default', 'b')).toBeDefined();
     expect((await api('DELETE', `${jobs}/b?propagationPolicy=Orphan`)).status).toBe(200);
     expect(server.store.list('pods', { labelSelector: 'job-name=b' })).toHaveLength(1);
+    expect(server.jobs.pod('default', 'a')).toBeDefined();
     expect((await api('DELETE', `${jobs}/a`, { propagationPolicy: 'Background' })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 20));
     // The garbage collector's order: the Secret is gone at once, the pod is Terminating for its grace period.
