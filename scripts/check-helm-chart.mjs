@@ -13,24 +13,24 @@ import { join, resolve } from 'node:path';
 import { load as loadYaml, loadAll } from 'js-yaml';
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { Job } from 'kubernetes-models/batch/v1';
-import { Ingress } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 const root = resolve(import.meta.dirname, '..');
 const chart = join(root, 'helm');
-const MODELS = { ConfigMap, Deployment, Job, Ingress, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
+const MODELS = { ConfigMap, Deployment, Job, Ingress, NetworkPolicy, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
 // Custom resources kubernetes-models has no schema for: checked by hand below.
 const CUSTOM_CHECKS = { ServiceMonitor: checkServiceMonitor };
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const EXPECTED_RULES = {
-  'batch/jobs': 'create,delete,get,list,watch',
+  'batch/jobs': 'create,delete,get,list,patch,watch',
   '/pods': 'list,watch',
   '/pods/log': 'get',
-  '/secrets': 'create,delete,patch',
+  '/secrets': 'create,delete',
   '/events': 'list',
-  'networking.k8s.io/networkpolicies': 'create,delete,patch',
+  'networking.k8s.io/networkpolicies': 'create,delete,list,patch',
 };
 
 const DB = 'database.url=postgresql://tasks@db:5432/tasks';
@@ -50,7 +50,7 @@ const scenarios = [
     expect: ['ServiceMonitor', 'ConfigMap'],
   },
   { name: 'GitOps with an existing secret', set: ['secrets.existingSecret=my-secrets'], existingSecret: true },
-  { name: 'dispatcher only', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], roles: ['dispatcher'] },
+  { name: 'dispatcher only', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'secrets.controllerToken=c', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], roles: ['dispatcher'] },
   { name: 'dispatcher only with an existing secret', set: ['secrets.existingSecret=my-secrets', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], existingSecret: true, roles: ['dispatcher'] },
   {
     name: 'agents with a pod template',
@@ -70,6 +70,10 @@ const refusals = [
   { name: 'two controller replicas without Redis', set: [DB, ...KEYS, 'controller.replicaCount=2'], message: 'controller.replicaCount > 1 needs redis.url' },
   { name: 'no dispatcher ServiceAccount and no name', set: [DB, ...KEYS, 'dispatcher.serviceAccount.create=false'], message: 'dispatcher.serviceAccount.create=false needs dispatcher.serviceAccount.name' },
   { name: 'a mistyped value', set: [DB, ...KEYS, 'controller.replicaCount=two'], message: 'replicaCount' },
+  { name: 'an Ingress path that routes /metrics', set: [DB, ...KEYS, 'ingress.enabled=true', 'ingress.hosts[0].host=a.example.com', 'ingress.hosts[0].paths[0].path=/', 'ingress.hosts[0].paths[0].pathType=Prefix'], message: 'routes /metrics', checked: true },
+  { name: 'a dispatcher-only release without a credential', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], message: 'secrets.controllerToken is required for a dispatcher-only release' },
+  { name: 'an unknown floor value', set: [DB, ...KEYS, 'dispatcher.agents.floor.alowRoot=true'], message: 'alowRoot' },
+  { name: 'a floor egress that is no mode', set: [DB, ...KEYS, 'dispatcher.agents.floor.egressMax=all'], message: 'egressMax' },
 ];
 
 function findHelm() {
@@ -111,12 +115,25 @@ function check(scenario, documents, problems) {
     const pod = doc.kind === 'Deployment' || doc.kind === 'Job' ? doc.spec.template.spec : undefined;
     if (pod) checkPod(where, pod, secretKeys, scenario, problems);
     if (doc.kind === 'Role') checkRules(where, doc.rules, problems);
+    if (doc.kind === 'Ingress') checkIngressPaths(where, doc, problems);
     if (doc.kind === 'ConfigMap' && doc.data?.['agent-tasks.json']) checkDashboard(where, doc.data['agent-tasks.json'], problems);
   }
   for (const kind of scenario.expect ?? []) {
     if (!documents.some((doc) => doc.kind === kind)) problems.push(`${scenario.name}: no ${kind} rendered`);
   }
   checkProduction(scenario, documents, problems);
+}
+
+/** The Ingress routes the API and the console only: no path may reach /metrics or the probes. */
+function checkIngressPaths(where, ingress, problems) {
+  const internal = ['/metrics', '/livez', '/health', '/ready'];
+  for (const rule of ingress.spec.rules ?? []) {
+    for (const { path, pathType } of rule.http?.paths ?? []) {
+      const reaches = (target) => (pathType === 'Exact' ? path === target : target === path || target.startsWith(path.endsWith('/') ? path : `${path}/`));
+      const exposed = internal.filter(reaches);
+      if (exposed.length > 0) problems.push(`${where}: path ${path} (${pathType}) routes ${exposed.join(', ')}`);
+    }
+  }
 }
 
 /** The ServiceMonitor selects both roles' Services and names a port each of them has. */
@@ -172,6 +189,31 @@ function checkProduction(scenario, documents, problems) {
   const expected = scenario.podTemplate ?? { spec: { serviceAccountName: 'tasks-agent-tasks-agent' } };
   if (dispatcher && JSON.stringify(JSON.parse(template ?? '{}')) !== JSON.stringify(expected)) problems.push(`${scenario.name}: KUBE_POD_TEMPLATE is ${template}`);
   if (dispatcher && !documents.some((d) => d.kind === 'ServiceAccount' && d.metadata.name === 'tasks-agent-tasks-agent' && d.automountServiceAccountToken === false)) problems.push(`${scenario.name}: no agent ServiceAccount`);
+  // The release's Secret is an ordinary resource (diffed, rolled back, kept by GitOps); the
+  // migration hook, which runs before it exists, reads only a hook Secret made just before it.
+  for (const secret of documents.filter((d) => d.kind === 'Secret')) {
+    const hook = secret.metadata.annotations?.['helm.sh/hook'];
+    if (!secret.metadata.name.endsWith('-migrate') && hook) problems.push(`${scenario.name}: Secret ${secret.metadata.name} is a hook (${hook})`);
+  }
+  if (migrate && !scenario.existingSecret) {
+    const refs = [...(migrate.spec.template.spec.initContainers ?? []), ...migrate.spec.template.spec.containers].flatMap((c) => c.env.filter((e) => e.valueFrom?.secretKeyRef).map((e) => e.valueFrom.secretKeyRef.name));
+    for (const name of new Set(refs)) {
+      const secret = documents.find((d) => d.kind === 'Secret' && d.metadata.name === name);
+      if (!secret?.metadata.annotations?.['helm.sh/hook']?.includes('pre-install')) problems.push(`${scenario.name}: the migration Job reads Secret ${name}, which is not a pre-install hook`);
+    }
+  }
+  // The dispatcher's port is open to the controller and the agents, not to everyone.
+  const dispatcherPolicy = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name.endsWith('-dispatcher'));
+  if (dispatcher && documents.some((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-controller')) && !dispatcherPolicy?.spec.ingress?.every((rule) => rule.from?.length > 0)) {
+    problems.push(`${scenario.name}: the dispatcher's NetworkPolicy lets anyone reach it`);
+  }
+  // Every namespace the dispatcher may put agents in has the default-deny baseline for them.
+  for (const role of documents.filter((d) => d.kind === 'Role' && d.metadata.name.endsWith('-dispatcher'))) {
+    const baseline = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.namespace === role.metadata.namespace && d.metadata.name.endsWith('-agents-default-deny'));
+    const denies = baseline && JSON.stringify(baseline.spec.policyTypes) === '["Ingress","Egress"]' && !baseline.spec.ingress && !baseline.spec.egress
+      && Object.keys(baseline.spec.podSelector?.matchLabels ?? {}).join() === 'app.kubernetes.io/managed-by';
+    if (!denies) problems.push(`${scenario.name}: no default-deny NetworkPolicy for agents in namespace ${role.metadata.namespace}`);
+  }
 }
 
 function checkPod(where, pod, secretKeys, scenario, problems) {
@@ -215,6 +257,14 @@ const missing = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ..
 if (missing.ok || !missing.err.includes('database.url is required')) problems.push('a release without database.url must be refused');
 for (const refusal of refusals) {
   const answer = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ...refusal.set.flatMap((s) => ['--set', s])]);
+  if (refusal.checked) {
+    // Renders, but this check must refuse it.
+    const found = [];
+    if (answer.ok) check({ name: refusal.name, set: refusal.set }, loadAll(answer.out).filter(Boolean), found);
+    if (!found.some((problem) => problem.includes(refusal.message))) problems.push(`${refusal.name} must be refused with "${refusal.message}" (got ${answer.ok ? JSON.stringify(found) : answer.err.trim()})`);
+    else console.log(`refused: ${refusal.name}`);
+    continue;
+  }
   if (answer.ok || !answer.err.includes(refusal.message)) problems.push(`${refusal.name} must be refused with "${refusal.message}" (got ${answer.ok ? 'a rendering' : answer.err.trim()})`);
   else console.log(`refused: ${refusal.name}`);
 }

@@ -37,7 +37,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{- define "agent-tasks.secretName" -}}
-{{- default (include "agent-tasks.fullname" .) .Values.secrets.existingSecret }}
+{{- if .migrateSecret }}{{ .migrateSecret }}{{ else }}{{ default (include "agent-tasks.fullname" .) .Values.secrets.existingSecret }}{{ end }}
 {{- end }}
 
 {{- define "agent-tasks.dispatcherName" -}}

@@ -40,7 +40,7 @@ describe('the start loop while a submit is still under way', () => {
     kube.delayNext(1, SLOW_SUBMIT_MS, (method, url) => method === 'POST' && url.endsWith('/secrets'));
     const slow = makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' } });
     expect((await api.create(slow)).status).toBe(201);
-    // Claimed and handed to the backend, whose first call (the Secret) is held by the API server.
+    // Claimed and handed to the backend, whose Secret (after the suspended Job) is held by the API server.
     await waitForStatus(system, slow.task_id, ['starting'], 5_000);
 
     const quick = [0, 1].map(() => makeTaskRequest({ brief_key: '' }));
@@ -49,7 +49,9 @@ describe('the start loop while a submit is still under way', () => {
 
     // Both ran while the slow submit was still waiting for its Secret...
     expect(kube.store.get('secrets', 'agents', secretName(slow.task_id))).toBeUndefined();
-    expect(kube.store.get('jobs', 'agents', jobName(slow.task_id))).toBeUndefined();
+    // Its Job exists only suspended: no pod runs before its Secret and egress policy exist.
+    expect((kube.store.get('jobs', 'agents', jobName(slow.task_id))?.spec as { suspend?: boolean } | undefined)?.suspend ?? true).toBe(true);
+    expect(kube.store.list('pods', { namespace: 'agents' })).toEqual([]);
     expect((await api.get(slow.task_id)).body.data).toMatchObject({ status: 'starting', runtime: { backend: 'kubernetes', ref: null } });
     // ...and with the slow task holding one of the two slots, the second started only after the first ended.
     expect(Date.parse(second.started_at)).toBeGreaterThanOrEqual(Date.parse(first.finished_at));

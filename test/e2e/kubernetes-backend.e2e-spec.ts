@@ -24,8 +24,8 @@ describe('a task on the kubernetes backend, through the dispatcher API', () => {
   /** Creates the task and waits for its Job; returns the per-task key the agent would get from its Secret. */
   async function submit(request: Record<string, any>): Promise<string> {
     expect((await taskApi(system).create(request)).status).toBe(201);
-    // The Secret comes first; the submission is complete once the Job owns it.
-    await waitFor(async () => kube.store.get('secrets', 'agents', secretName(request.task_id))?.metadata.ownerReferences, 10_000, 'the Job and its Secret');
+    // The Job comes first, suspended; the submission is complete once its Secret and policy exist and it is resumed.
+    await waitFor(async () => (kube.store.get('jobs', 'agents', jobName(request.task_id))?.spec as { suspend?: boolean } | undefined)?.suspend === false, 10_000, 'the Job to be resumed');
     const secret = kube.store.get('secrets', 'agents', secretName(request.task_id))!;
     return Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString();
   }
@@ -142,7 +142,7 @@ describe('a task on the kubernetes backend, through the dispatcher API', () => {
     expect(await waitForStatus(system, slow.task_id, ['timed_out'])).toMatchObject({ error_message: expect.stringContaining('deadline') });
   });
 
-  it('cancels by deleting the Job with background propagation', async () => {
+  it('cancels by suspending the Job, then deleting it with background propagation once its pod is gone', async () => {
     const request = kubernetesTask();
     await submit(request);
     kube.jobs.run('agents', jobName(request.task_id));
@@ -150,6 +150,9 @@ describe('a task on the kubernetes backend, through the dispatcher API', () => {
     await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(request.task_id)), 10_000, 'the Job to be deleted');
     const deletion = kube.requests.find((r) => r.method === 'DELETE' && r.path.endsWith(jobName(request.task_id)));
     expect(deletion?.query.get('propagationPolicy')).toBe('Background');
+    const writes = kube.requests.filter((r) => r.path.endsWith(jobName(request.task_id)) && r.method !== 'GET').map((r) => r.method);
+    expect(writes).toEqual(['PATCH', 'PATCH', 'DELETE']);
+    expect(kube.store.list('pods', { labelSelector: `job-name=${jobName(request.task_id)}` })).toEqual([]);
     expect((await taskApi(system).get(request.task_id)).body.data.status).toBe('cancelled');
   });
 

@@ -9,6 +9,8 @@ describe('Kubernetes API test server', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
+  const patch = (path: string, operations: object[]) =>
+    fetch(`${server.url}${path}`, { method: 'PATCH', headers: { authorization: 'Bearer secret', 'content-type': 'application/json-patch+json' }, body: JSON.stringify(operations) });
   const json = async (response: Response | Promise<Response>): Promise<any> => (await response).json();
   const job = (name: string, labels: Record<string, string> = {}) => ({
     apiVersion: 'batch/v1',
@@ -92,10 +94,36 @@ describe('Kubernetes API test server', () => {
     expect(server.jobs.pod('default', 'b')).toBeDefined();
     expect((await api('DELETE', `${jobs}/b?propagationPolicy=Orphan`)).status).toBe(200);
     expect(server.store.list('pods', { labelSelector: 'job-name=b' })).toHaveLength(1);
+    expect(server.jobs.pod('default', 'a')).toBeDefined();
     expect((await api('DELETE', `${jobs}/a`, { propagationPolicy: 'Background' })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 20));
+    // The garbage collector's order: the Secret is gone at once, the pod is Terminating for its grace period.
     expect(server.store.get('secrets', 'default', 'a-key')).toBeUndefined();
+    expect(server.store.list('pods', { labelSelector: 'job-name=a' })).toEqual([expect.objectContaining({ metadata: expect.objectContaining({ deletionTimestamp: expect.any(String) }) })]);
+    await new Promise((resolve) => setTimeout(resolve, server.jobs.terminationGraceMs + 50));
     expect(server.store.list('pods', { labelSelector: 'job-name=a' })).toHaveLength(0);
+  });
+
+  it('answers 422 Invalid for a Job whose spec the schema refuses, as the API server does', async () => {
+    const bad = await api('POST', jobs, { ...job('bad'), spec: { ...job('bad').spec, backoffLimit: 'zero' } });
+    expect(bad.status).toBe(422);
+    expect(await json(bad)).toMatchObject({ kind: 'Status', reason: 'Invalid', message: expect.stringContaining('backoffLimit') });
+    const noContainers = await api('POST', jobs, { ...job('empty'), spec: { template: { spec: { restartPolicy: 'Never', containers: [] } } } });
+    expect(noContainers.status).toBe(422);
+    expect(server.store.list('jobs')).toEqual([]);
+  });
+
+  it('suspends a Job by ending its pods gracefully, and makes a pod again when it is resumed', async () => {
+    await api('POST', jobs, { ...job('s'), spec: { ...job('s').spec, suspend: true } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(server.store.list('pods')).toEqual([]);
+    expect((await patch(`${jobs}/s`, [{ op: 'replace', path: '/spec/suspend', value: false }])).status).toBe(200);
+    expect(server.jobs.pod('default', 's')).toBeDefined();
+    await patch(`${jobs}/s`, [{ op: 'replace', path: '/spec/suspend', value: true }]);
+    expect(server.jobs.pod('default', 's')!.metadata.deletionTimestamp).toEqual(expect.any(String));
+    await new Promise((resolve) => setTimeout(resolve, server.jobs.terminationGraceMs + 50));
+    expect(server.store.list('pods')).toEqual([]);
+    expect((server.store.get('jobs', 'default', 's')!.status as { conditions: unknown[] }).conditions).toEqual([expect.objectContaining({ type: 'Suspended', status: 'True' })]);
   });
 
   it('streams watch events from a resourceVersion and answers 410 for a compacted one', async () => {

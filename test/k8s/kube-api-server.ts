@@ -1,9 +1,12 @@
 import * as http from 'node:http';
+import { Job } from 'kubernetes-models/batch/v1';
+import { Pod } from 'kubernetes-models/v1';
 import { AddressInfo } from 'node:net';
 import { JobSimulator, Propagation } from './kube-job-controller';
 import { networkPolicyProblems } from './kube-network-policies';
 import { restrictedPodSecurity } from './kube-admission';
 import { applyPatch } from './kube-patch';
+import { allows, PolicyRule, verbOf } from './kube-rbac';
 import { KubeObject, KubeStore, ListQuery, matches, Resource, StoredEvent } from './kube-store';
 
 export interface KubeApiServerOptions {
@@ -13,6 +16,8 @@ export interface KubeApiServerOptions {
   bookmarkIntervalMs?: number;
   /** Compacts the store this often, as etcd does: a watch resumed from before it answers 410 Gone. */
   compactEveryMs?: number;
+  /** RBAC per verb: the token may do only what these rules grant (e.g. the chart's Role, kube-rbac.ts); unset: anything. */
+  rules?: PolicyRule[];
 }
 
 export interface RecordedRequest {
@@ -194,8 +199,9 @@ export class KubeApiServer {
     const route = CORE_PATH.exec(url.pathname) ?? BATCH_PATH.exec(url.pathname) ?? NETWORKING_PATH.exec(url.pathname) ?? NODE_PATH.exec(url.pathname);
     if (!route) return this.status(res, 404, 'NotFound', 'the server could not find the requested resource');
     const [, namespace, resource, name, sub] = route as unknown as [string, string | undefined, Resource, string | undefined, string | undefined];
-    if (namespace && this.forbidden.has(namespace)) {
-      const verb = method === 'POST' ? 'create' : method === 'DELETE' ? 'delete' : method === 'PATCH' ? 'patch' : name ? 'get' : url.searchParams.get('watch') ? 'watch' : 'list';
+    const verb = verbOf(method, Boolean(name), ['1', 'true'].includes(url.searchParams.get('watch') ?? ''));
+    const authorized = !this.options.rules || allows(this.options.rules, verb, KINDS[resource].group, sub ? `${resource}/${sub}` : resource);
+    if ((namespace && this.forbidden.has(namespace)) || !authorized) {
       const group = KINDS[resource].group;
       return this.status(res, 403, 'Forbidden', `${resource}${group ? `.${group}` : ''} is forbidden: User "system:serviceaccount:agent-tasks:dispatcher" cannot ${verb} resource "${resource}" in API group "${group}" in the namespace "${namespace}"`, {}, { kind: resource, group });
     }
@@ -278,6 +284,7 @@ export class KubeApiServer {
       if (!spec?.template?.spec?.containers?.length) problems.push('spec.template.spec.containers: Required value');
     }
     if (resource === 'networkpolicies') problems.push(...networkPolicyProblems(object));
+    if (resource === 'jobs' || resource === 'pods') problems.push(...schemaProblems(resource, object));
     return problems;
   }
 
@@ -290,6 +297,7 @@ export class KubeApiServer {
     const updated = this.store.update(resource, namespace, name, (object) => {
       Object.assign(object, { ...patched, metadata: { ...patched.metadata, uid: object.metadata.uid, resourceVersion: object.metadata.resourceVersion }, status: object.status });
     })!;
+    if (resource === 'jobs') this.jobs.jobUpdated(current, updated);
     this.jobs.checkOwners(resource, updated);
     this.json(res, 200, updated);
   }
@@ -304,7 +312,7 @@ export class KubeApiServer {
     const propagation = (params.get('propagationPolicy') ?? options.propagationPolicy ?? (resource === 'jobs' ? 'Orphan' : 'Background')) as Propagation;
     const removed = resource === 'jobs'
       ? this.jobs.deleteJob(namespace, name, propagation)
-      : this.store.remove(resource, namespace, name);
+      : resource === 'pods' ? this.jobs.deletePod(namespace, name) : this.store.remove(resource, namespace, name);
     if (!removed) return this.notFound(res, resource, name);
     this.json(res, 200, {
       kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success',
@@ -380,6 +388,22 @@ export class KubeApiServer {
   private json(res: http.ServerResponse, code: number, body: unknown): void {
     res.writeHead(code, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify(body));
+  }
+}
+
+// Compiles the schema validators once, at load: compiled inside a request, they would slow the
+// first create enough to reorder what a test sees of the Job controller's timing.
+schemaProblems('jobs', { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'warm-up' } as KubeObject['metadata'] });
+schemaProblems('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'warm-up' } as KubeObject['metadata'] });
+
+/** The API server's schema validation of a Job or Pod (kubernetes-models): wrong types, missing required fields. */
+function schemaProblems(resource: 'jobs' | 'pods', object: KubeObject): string[] {
+  try {
+    if (resource === 'jobs') new Job(object as never).validate();
+    else new Pod(object as never).validate();
+    return [];
+  } catch (error) {
+    return [error instanceof Error ? error.message : String(error)];
   }
 }
 

@@ -31,13 +31,66 @@ export class JobSimulator {
   /** Admission checks on pods (Pod Security), by namespace: a refusal reason, or undefined to admit. */
   readonly podAdmission = new Map<string, (pod: Json) => string | undefined>();
 
+  /**
+   * How long a deleted pod stays Terminating: an agent that traps SIGTERM keeps running
+   * until its grace period ends (the kubelet's SIGKILL). Tests shorten the real 10 s.
+   */
+  terminationGraceMs = 300;
+
   constructor(private readonly store: KubeStore, private readonly podRetryMs = 300, private readonly podCreateDelayMs = 50) {}
 
-  /** As kube-controller-manager does, the Job's pod comes after the Job, in a later sync. */
+  /** As kube-controller-manager does, the Job's pod comes after the Job, in a later sync; a suspended Job gets none. */
   jobCreated(job: KubeObject): void {
+    const suspended = (job.spec as Json).suspend === true;
     this.store.update('jobs', job.metadata.namespace, job.metadata.name, (j) => {
-      j.status = { active: 0, ready: 0, startTime: now(), uncountedTerminatedPods: {} };
+      j.status = suspended
+        ? { active: 0, ready: 0, conditions: [condition('Suspended', 'True', 'JobSuspended', 'Job suspended')] }
+        : { active: 0, ready: 0, startTime: now(), uncountedTerminatedPods: {} };
     });
+    if (!suspended) this.schedulePod(job);
+  }
+
+  /**
+   * What the Job controller does when `spec.suspend` flips: suspending deletes the Job's
+   * active pods (gracefully: they terminate under whatever policy still selects them);
+   * resuming starts the clock again and makes the pod.
+   */
+  jobUpdated(before: KubeObject, after: KubeObject): void {
+    const was = (before.spec as Json).suspend === true;
+    const is = (after.spec as Json).suspend === true;
+    if (was === is) return;
+    const { namespace, name } = after.metadata;
+    if (is) {
+      this.pendingPods.delete(`${namespace}/${name}`);
+      for (const pod of this.store.list('pods', { namespace, labelSelector: `job-name=${name}` })) this.deletePod(namespace, pod.metadata.name);
+      this.patchJobStatus(namespace, name, (s) => Object.assign(s, { active: 0, ready: 0, conditions: [condition('Suspended', 'True', 'JobSuspended', 'Job suspended')] }));
+      return;
+    }
+    this.patchJobStatus(namespace, name, (s) => Object.assign(s, { startTime: now(), conditions: [condition('Suspended', 'False', 'JobResumed', 'Job resumed')] }));
+    this.schedulePod(after);
+  }
+
+  /**
+   * A graceful pod deletion, as the kubelet carries it out: `deletionTimestamp` at once, the
+   * container still running (an agent may trap SIGTERM) until the grace period ends, then
+   * the container killed and the pod object removed.
+   */
+  deletePod(namespace: string, name: string): KubeObject | undefined {
+    const pod = this.store.get('pods', namespace, name);
+    if (!pod || pod.metadata.deletionTimestamp) return pod;
+    const marked = this.store.update('pods', namespace, name, (p) => {
+      p.metadata.deletionTimestamp = now();
+    });
+    this.later(this.terminationGraceMs, () => {
+      const current = this.store.get('pods', namespace, name);
+      if (current?.metadata.uid !== pod.metadata.uid) return;
+      if (!isTerminated(current)) this.terminate(current, 137, 'Error');
+      this.store.remove('pods', namespace, name);
+    });
+    return marked;
+  }
+
+  private schedulePod(job: KubeObject): void {
     const key = `${job.metadata.namespace}/${job.metadata.name}`;
     const create = () => {
       this.pendingPods.delete(key);
@@ -220,7 +273,13 @@ export class JobSimulator {
     return this.logs.get(`${namespace}/${podName}`) ?? '';
   }
 
-  /** Deletes a Job and garbage-collects its dependents (Pods, Secrets) per the propagation policy. */
+  /**
+   * Deletes a Job and garbage-collects its dependents (Pods, Secrets, NetworkPolicies) per the
+   * propagation policy, in the garbage collector's order: with Background the owner goes
+   * first, then the collector deletes every dependent at once; a pod is deleted gracefully
+   * and stays Terminating for its grace period, while a Secret or a NetworkPolicy is gone at
+   * once. (Foreground waits only for dependents with blockOwnerDeletion before the owner.)
+   */
   deleteJob(namespace: string, name: string, propagation: Propagation): KubeObject | undefined {
     const job = this.store.get('jobs', namespace, name);
     if (!job) return undefined;
@@ -361,7 +420,8 @@ export class JobSimulator {
 
   private collect(uid: string): void {
     for (const [resource, dependent] of this.dependents(uid)) {
-      this.store.remove(resource, dependent.metadata.namespace, dependent.metadata.name);
+      if (resource === 'pods') this.deletePod(dependent.metadata.namespace, dependent.metadata.name);
+      else this.store.remove(resource, dependent.metadata.namespace, dependent.metadata.name);
     }
   }
 
@@ -402,6 +462,11 @@ function failJobRule(job: KubeObject, exitCode: number): number | undefined {
 
 function ignoresDisruption(job: KubeObject): boolean {
   return rulesOf(job).some((rule) => rule.action === 'Ignore' && rule.onPodConditions?.some((c) => c.type === 'DisruptionTarget'));
+}
+
+function isTerminated(pod: KubeObject): boolean {
+  const statuses = ((pod.status as Json | undefined)?.containerStatuses as { state?: { terminated?: unknown } }[] | undefined) ?? [];
+  return statuses.some((status) => status.state?.terminated !== undefined);
 }
 
 function condition(type: string, status: 'True' | 'False', reason?: string, message?: string): Json {

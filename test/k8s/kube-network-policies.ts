@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { KubeObject } from './kube-store';
+import { KubeObject, KubeStore, StoredEvent } from './kube-store';
 
 type Json = Record<string, any>;
 
@@ -48,4 +48,53 @@ function peerProblems(peer: Json, at: string): string[] {
       return [`${at}.ipBlock.except[${e}]: Invalid value: "${except}"`];
     }
   });
+}
+
+/** True when `selector` (a LabelSelector with matchLabels and matchExpressions) selects `labels`. */
+export function selects(selector: Json | undefined, labels: Record<string, string>): boolean {
+  if (!selector) return true;
+  const byLabel = Object.entries((selector.matchLabels ?? {}) as Record<string, string>).every(([key, value]) => labels[key] === value);
+  const byExpression = ((selector.matchExpressions ?? []) as { key: string; operator: string; values?: string[] }[]).every((e) => {
+    if (e.operator === 'In') return e.key in labels && (e.values ?? []).includes(labels[e.key]);
+    if (e.operator === 'NotIn') return !(e.key in labels) || !(e.values ?? []).includes(labels[e.key]);
+    if (e.operator === 'Exists') return e.key in labels;
+    return !(e.key in labels);
+  });
+  return byLabel && byExpression;
+}
+
+/**
+ * Whether some NetworkPolicy isolates the pod's egress, as a CNI plugin decides it: a pod
+ * that no policy with an Egress type selects has open egress (cloud metadata included).
+ */
+export function egressIsolated(store: KubeStore, pod: KubeObject): boolean {
+  return store.list('networkpolicies', { namespace: pod.metadata.namespace }).some((policy) => {
+    const spec = (policy.spec ?? {}) as Json;
+    const types: string[] = spec.policyTypes ?? (spec.egress ? ['Ingress', 'Egress'] : ['Ingress']);
+    return types.includes('Egress') && selects(spec.podSelector, pod.metadata.labels ?? {});
+  });
+}
+
+/**
+ * Watches every change of the store and records each moment a pod exists (Terminating
+ * included: its container may still run) while no policy isolates its egress.
+ */
+export class EgressWindows {
+  readonly seen: { pod: string; after: string; terminating: boolean }[] = [];
+  private readonly listener = (event: StoredEvent) => this.check(event);
+
+  constructor(private readonly store: KubeStore) {
+    store.changes.on('change', this.listener);
+  }
+
+  stop(): void {
+    this.store.changes.off('change', this.listener);
+  }
+
+  private check(event: StoredEvent): void {
+    for (const pod of this.store.list('pods')) {
+      if (egressIsolated(this.store, pod)) continue;
+      this.seen.push({ pod: pod.metadata.name, after: `${event.type} ${event.resource}/${event.object.metadata.name}`, terminating: Boolean(pod.metadata.deletionTimestamp) });
+    }
+  }
 }

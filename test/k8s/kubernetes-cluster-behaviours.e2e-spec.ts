@@ -33,7 +33,7 @@ describe('Kubernetes backend against a cluster-like API server', () => {
     await start();
     server.forbidNamespace('locked');
     await expect(under.backend.submit(makeSpec({ namespace: 'locked' }))).rejects.toThrow(
-      'secrets is forbidden: User "system:serviceaccount:agent-tasks:dispatcher" cannot create resource "secrets" in API group "" in the namespace "locked"',
+      'networkpolicies.networking.k8s.io is forbidden: User "system:serviceaccount:agent-tasks:dispatcher" cannot create resource "networkpolicies" in API group "networking.k8s.io" in the namespace "locked"',
     );
     expect(server.store.list('jobs')).toEqual([]);
   });

@@ -18,7 +18,7 @@ describe('agent isolation on the Kubernetes backend', () => {
     await server.close();
   });
 
-  it('runs the agent in a hardened pod behind a NetworkPolicy that exists before its Job and is then owned by it', async () => {
+  it('runs the agent in a hardened pod behind a NetworkPolicy created owned by its suspended Job, before the Job is resumed', async () => {
     const spec = makeSpec();
     const ref = await under.backend.submit(spec);
     const job = server.store.get('jobs', 'default', jobName(spec.taskId))!;
@@ -33,10 +33,11 @@ describe('agent isolation on the Kubernetes backend', () => {
     expect((policy.spec as any).podSelector).toEqual({ matchLabels: { 'task-id': spec.taskId } });
     expect(pod.metadata.labels).toMatchObject({ 'task-id': spec.taskId });
     const creates = server.requests.filter((r) => r.method === 'POST').map((r) => r.path);
-    expect(creates).toEqual(['/api/v1/namespaces/default/secrets', '/apis/networking.k8s.io/v1/namespaces/default/networkpolicies', '/apis/batch/v1/namespaces/default/jobs']);
+    expect(creates).toEqual(['/apis/networking.k8s.io/v1/namespaces/default/networkpolicies', '/apis/batch/v1/namespaces/default/jobs', '/api/v1/namespaces/default/secrets', '/apis/networking.k8s.io/v1/namespaces/default/networkpolicies']);
 
-    // Stopping deletes the Job; the policy goes with it, as its Secret does.
+    // Stopping ends the pod under its policy; removing deletes the Job, and the policy goes with it, as its Secret does.
     await under.backend.stop(spec.taskId, ref);
+    await under.backend.remove(spec.taskId, ref);
     await waitFor(() => !server.store.get('networkpolicies', 'default', networkPolicyName(spec.taskId)) && !server.store.get('secrets', 'default', secretName(spec.taskId)), 3000, 'the dependents to be collected');
   });
 
@@ -50,7 +51,7 @@ describe('agent isolation on the Kubernetes backend', () => {
     expect(Date.now() - submittedAt).toBeGreaterThanOrEqual(1000);
     expect(Date.now() - submittedAt).toBeLessThan(5000);
     expect(server.store.list('pods')).toEqual([]);
-    await waitFor(() => server.store.list('jobs').length === 0 && server.store.list('networkpolicies').length === 0, 3000, 'the Job and its policy to be deleted');
+    await waitFor(() => server.store.list('jobs').length === 0 && !server.store.get('networkpolicies', 'default', networkPolicyName(spec.taskId)), 3000, 'the Job and its policy to be deleted');
   });
 
   it('runs a pod with the runtime class the cluster has', async () => {

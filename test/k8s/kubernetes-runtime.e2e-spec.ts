@@ -25,11 +25,13 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     const secret = server.store.get('secrets', 'default', secretName(spec.taskId))!;
     expect(job.metadata.labels).toEqual({ 'app.kubernetes.io/managed-by': 'test-dispatcher', 'task-id': spec.taskId });
     expect(secret.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid, controller: true })]);
-    // The Secret and the egress policy exist before the Job, so its pod never waits for its key
-    // (CreateContainerConfigError) nor runs with open egress; then both are handed to the Job.
+    // The namespace's default-deny baseline, then the Job suspended; its Secret and egress policy
+    // are created owned by it, and only then is it resumed: its pod never waits for its key
+    // (CreateContainerConfigError) nor runs with open egress, and no Secret is ever patched.
     const writes = server.requests.filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path.split('/').slice(-2).join('/')}`);
-    expect(writes.slice(0, 3)).toEqual(['POST default/secrets', 'POST default/networkpolicies', 'POST default/jobs']);
-    expect(writes.slice(3).sort()).toEqual([`PATCH networkpolicies/${networkPolicyName(spec.taskId)}`, `PATCH secrets/${secretName(spec.taskId)}`]);
+    expect(writes).toEqual(['POST default/networkpolicies', 'POST default/jobs', 'POST default/secrets', 'POST default/networkpolicies', `PATCH jobs/${jobName(spec.taskId)}`]);
+    expect(server.store.get('networkpolicies', 'default', networkPolicyName(spec.taskId))!.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: 'Job', uid: job.metadata.uid })]);
+    await waitFor(() => server.jobs.pod('default', jobName(spec.taskId)) !== undefined, 3000, 'the resumed Job to make its pod');
     expect(server.jobs.pod('default', jobName(spec.taskId))!.status).toMatchObject({ containerStatuses: [{ state: { waiting: { reason: 'ContainerCreating' } } }] });
     expect(Buffer.from((secret.data as Record<string, string>)['agent-key'], 'base64').toString()).toBe(`key-for-${spec.taskId}`);
 
@@ -208,15 +210,17 @@ describe('Kubernetes backend against the Kubernetes API test server', () => {
     expect(under.states.get(spec.taskId)!.map((s) => s.phase)).toEqual(['starting', 'running', 'deadline_exceeded']);
   });
 
-  it('cancels by deleting the Job with background propagation; its Pod and Secret follow', async () => {
+  it('cancels by suspending the Job until its pod is gone, then deleting it with background propagation; its Secret follows', async () => {
     const spec = makeSpec();
     const ref = await under.backend.submit(spec);
     server.jobs.run('default', jobName(spec.taskId));
     await under.waitForPhase(spec.taskId, 'running');
     await under.backend.stop(spec.taskId, ref);
+    expect(server.store.list('pods')).toEqual([]);
+    expect(server.store.get('jobs', 'default', jobName(spec.taskId))!.spec).toMatchObject({ suspend: true });
+    await under.backend.remove(spec.taskId, ref);
     const deletion = server.requests.find((r) => r.method === 'DELETE' && r.path.endsWith(`/jobs/${jobName(spec.taskId)}`));
     expect(deletion?.query.get('propagationPolicy')).toBe('Background');
-    await under.waitForPhase(spec.taskId, 'gone');
     await waitFor(() => server.store.list('pods').length === 0 && server.store.list('secrets').length === 0, 3000, 'dependents to go');
     await expect(under.backend.stop(spec.taskId, ref)).resolves.toBeUndefined();
   });

@@ -1,5 +1,7 @@
 import { Readable } from 'node:stream';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { TaskSkill } from '../../shared/task-protocol/isolation';
 import { assertObjectKey, OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
@@ -37,6 +39,7 @@ export class AgentService {
     private readonly runtimes: RuntimeRegistry,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     private readonly taskLogs: TaskLogs,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -56,7 +59,12 @@ export class AgentService {
     return { brief_key: task.briefKey, env: task.env, skills: task.skills ?? [] };
   }
 
+  /** Progress `data` is copied into every event stream and the controller's task: it has a size limit. */
   async progress(key: string, dto: ProgressDto): Promise<void> {
+    const limit = this.config.agentFloor.progressDataMaxBytes;
+    if (dto.data && Buffer.byteLength(JSON.stringify(dto.data)) > limit) {
+      throw DomainError.invalid({ data: [`must be at most ${limit} bytes as JSON (AGENT_PROGRESS_DATA_MAX_BYTES)`] });
+    }
     const task = await this.openTask(key, dto.task_id);
     const progress = { percentage: dto.percentage, message: dto.message ?? '', data: dto.data ?? {} };
     if (!(await this.tasks.recordProgress(task.taskId, progress))) {

@@ -1,13 +1,13 @@
 import type { V1NetworkPolicy } from '@kubernetes/client-node';
 import { AgentIsolation, DEFAULT_AGENT_ISOLATION } from '../../shared/task-protocol/isolation';
 import { buildJob, jobProblems } from './kubernetes-manifests';
-import { buildNetworkPolicy, DispatcherEndpoint, networkPolicyProblems, PRIVATE_IPV4, PRIVATE_IPV6 } from './kubernetes-network-policy';
+import { buildDefaultDenyPolicy, buildNetworkPolicy, DispatcherEndpoint, KUBE_DNS, networkPolicyProblems, PRIVATE_IPV4, PRIVATE_IPV6 } from './kubernetes-network-policy';
 import { AgentSpec } from './runtime';
 
 const TASK_ID = '5b1d2c3e-4f50-4a6b-8c7d-9e0f1a2b3c4d';
 const settings = { namespace: 'agents', dispatcherName: 'eu', ttlSecondsAfterFinished: 600 };
 const dispatcher: DispatcherEndpoint = { podLabels: { 'app.kubernetes.io/component': 'dispatcher' }, namespace: 'platform', port: 8080, url: 'http://dispatcher.platform:8080' };
-const owner = { name: `agent-${TASK_ID}`, uid: 'b5a1c1e2-0000-4000-8000-000000000001' };
+const owner = { apiVersion: 'batch/v1', kind: 'Job', name: `agent-${TASK_ID}`, uid: 'b5a1c1e2-0000-4000-8000-000000000001', controller: true, blockOwnerDeletion: false };
 
 function makeSpec(isolation: Partial<AgentIsolation> = {}): AgentSpec {
   return {
@@ -17,7 +17,8 @@ function makeSpec(isolation: Partial<AgentIsolation> = {}): AgentSpec {
   };
 }
 
-const policyOf = (network: AgentIsolation['network'], endpoint = dispatcher): V1NetworkPolicy => buildNetworkPolicy(makeSpec({ network }), settings, endpoint, owner);
+const policyOf = (network: AgentIsolation['network'], endpoint = dispatcher, more: { dns?: typeof KUBE_DNS; denyCidrs?: string[] } = {}): V1NetworkPolicy =>
+  buildNetworkPolicy(makeSpec({ network }), settings, { dispatcher: endpoint, dns: more.dns ?? KUBE_DNS, denyCidrs: more.denyCidrs ?? [] }, owner);
 
 describe('hardened agent pods', () => {
   it('run as non-root, read-only, no escalation, no capabilities, RuntimeDefault seccomp, with writable /tmp and /workspace', () => {
@@ -28,6 +29,15 @@ describe('hardened agent pods', () => {
     expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: {} }, { name: 'workspace', emptyDir: {} }]);
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(pod.runtimeClassName).toBeUndefined();
+  });
+
+  it('limits ephemeral storage: a sizeLimit on every emptyDir, a request and limit on the agent container', () => {
+    const pod = buildJob(makeSpec(), { ...settings, storage: { ephemeral: '2Gi', emptyDirSizeLimit: '1Gi' } }).spec!.template.spec!;
+    expect(pod.volumes).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '1Gi' } }, { name: 'workspace', emptyDir: { sizeLimit: '1Gi' } }]);
+    expect(pod.containers[0].resources).toEqual({
+      requests: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '2Gi' },
+      limits: { cpu: '500m', memory: '512Mi', 'ephemeral-storage': '2Gi' },
+    });
   });
 
   it('relaxes only the documented fields, and names the runtime class', () => {
@@ -41,7 +51,7 @@ describe('hardened agent pods', () => {
 });
 
 describe('the agent NetworkPolicy', () => {
-  const dns = { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] };
+  const dns = { to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [{ protocol: 'UDP', port: 53 }, { protocol: 'TCP', port: 53 }] };
   const toDispatcher = {
     to: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'platform' } }, podSelector: { matchLabels: { 'app.kubernetes.io/component': 'dispatcher' } } }],
     ports: [{ protocol: 'TCP', port: 8080 }],
@@ -69,6 +79,31 @@ describe('the agent NetworkPolicy', () => {
     expect(egress[2]).toEqual({ to: [{ ipBlock: { cidr: '0.0.0.0/0', except: PRIVATE_IPV4 } }, { ipBlock: { cidr: '::/0', except: PRIVATE_IPV6 } }] });
     expect(PRIVATE_IPV4).toEqual(expect.arrayContaining(['10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', '169.254.0.0/16']));
     expect(PRIVATE_IPV6).toEqual(expect.arrayContaining(['fc00::/7', 'fe80::/10']));
+    expect(PRIVATE_IPV4).toEqual(expect.arrayContaining(['198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4']));
+    expect(PRIVATE_IPV6).toEqual(expect.arrayContaining(['ff00::/8', 'fec0::/10']));
+  });
+
+  it('adds AGENT_EGRESS_DENY_CIDRS to the built-in ranges, each in its family', () => {
+    const egress = policyOf({ egress: 'open', allow: [] }, dispatcher, { denyCidrs: ['203.0.113.0/24', '2001:db8:1::/48'] }).spec!.egress!;
+    expect(egress[2].to).toEqual([
+      { ipBlock: { cidr: '0.0.0.0/0', except: [...PRIVATE_IPV4, '203.0.113.0/24'] } },
+      { ipBlock: { cidr: '::/0', except: [...PRIVATE_IPV6, '2001:db8:1::/48'] } },
+    ]);
+    expect(networkPolicyProblems(policyOf({ egress: 'open', allow: [] }, dispatcher, { denyCidrs: ['203.0.113.0/24'] }))).toEqual([]);
+  });
+
+  it('lets the cluster DNS be named: NodeLocal DNSCache by address, OpenShift by its namespace and port', () => {
+    const nodeLocal = policyOf({ egress: 'dispatcher', allow: [] }, dispatcher, { dns: { peers: [{ ipBlock: { cidr: '169.254.20.10/32' } }, ...KUBE_DNS.peers], ports: [53] } });
+    expect(nodeLocal.spec!.egress![0].to).toEqual([{ ipBlock: { cidr: '169.254.20.10/32' } }, ...KUBE_DNS.peers]);
+    const openshift = policyOf({ egress: 'dispatcher', allow: [] }, dispatcher, { dns: { peers: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'openshift-dns' } } }], ports: [5353] } });
+    expect(openshift.spec!.egress![0].ports).toEqual([{ protocol: 'UDP', port: 5353 }, { protocol: 'TCP', port: 5353 }]);
+  });
+
+  it('gives every agent namespace a default-deny baseline for the pods the dispatcher manages', () => {
+    const policy = buildDefaultDenyPolicy(settings, 'agents');
+    expect(policy.metadata).toMatchObject({ name: 'eu-agents-default-deny', namespace: 'agents' });
+    expect(policy.spec).toEqual({ podSelector: { matchLabels: { 'app.kubernetes.io/managed-by': 'eu' } }, policyTypes: ['Ingress', 'Egress'] });
+    expect(networkPolicyProblems(policy)).toEqual([]);
   });
 
   it('reaches a dispatcher known only by an IP address through an ipBlock on its port', () => {

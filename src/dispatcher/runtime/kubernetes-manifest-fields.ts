@@ -62,7 +62,7 @@ const SHAPES: Record<Kind, Shape> = {
     kind: 'value',
     metadata: METADATA,
     spec: {
-      backoffLimit: 'value',
+      backoffLimit: 'value', suspend: 'value',
       completions: 'value',
       parallelism: 'value',
       activeDeadlineSeconds: 'value',

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Job } from 'kubernetes-models/batch/v1';
 import { Secret } from 'kubernetes-models/v1';
-import type { V1Job, V1Secret } from '@kubernetes/client-node';
+import type { V1Job, V1OwnerReference, V1Secret } from '@kubernetes/client-node';
 import { AgentSpec } from './runtime';
 import { checkKnownFields } from './kubernetes-manifest-fields';
 import { applyIsolation } from './kubernetes-isolation';
@@ -17,6 +17,8 @@ export const AGENT_KEY_SECRET_KEY = 'agent-key';
 export const STOP_GRACE_SECONDS = 10;
 /** activeDeadlineSeconds is the task's timeout plus this, so the dispatcher's timeout acts first. */
 export const DEADLINE_MARGIN_SECONDS = 30;
+/** The Job's copy of its agent's egress policy spec, from which a deleted policy is put back. */
+export const EGRESS_POLICY_ANNOTATION = 'agent-tasks.dev/egress-policy';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
@@ -29,6 +31,8 @@ export interface ManifestSettings {
   ttlSecondsAfterFinished: number;
   /** Disruption policy and the dispatcher's pod template (kubernetes-job-shaping.ts); unset: one attempt, nothing added. */
   shaping?: JobShaping;
+  /** AGENT_EPHEMERAL_STORAGE_LIMIT and AGENT_EMPTYDIR_SIZE_LIMIT: no agent fills a node's disk (DiskPressure evicts its neighbours). */
+  storage?: { ephemeral: string; emptyDirSizeLimit: string };
 }
 
 /** A DNS-1123 label from any text: lower-case, `a-z0-9-`, at most 63 characters (hash-suffixed when cut). */
@@ -61,7 +65,8 @@ export function managedSelector(settings: Pick<ManifestSettings, 'dispatcherName
  * The Job that runs one agent: one attempt (`backoffLimit: 0`, `restartPolicy: Never`),
  * a deadline past the task's timeout, removal after `ttlSecondsAfterFinished`, the
  * task's resources as requests and limits, and the per-task agent key read from the
- * task's Secret rather than written into the Job.
+ * task's Secret rather than written into the Job. It is created suspended: its Secret and
+ * egress policy are created owned by it, and only then is it resumed and its pod made.
  */
 export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
   const labels = managedLabels(settings, spec.taskId);
@@ -74,6 +79,7 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
     kind: 'Job',
     metadata: { name: jobName(spec.taskId), namespace: spec.namespace || settings.namespace, labels },
     spec: {
+      suspend: true,
       backoffLimit: 0,
       completions: 1,
       parallelism: 1,
@@ -102,14 +108,27 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
     },
   };
   applyIsolation(job, spec.isolation);
+  if (settings.storage) limitStorage(job, settings.storage);
   if (settings.shaping) shapeJob(job, settings.shaping);
   if (spec.pod) applyPodAdditions(job, spec.pod);
   assertValidJob(job);
   return job;
 }
 
-/** The per-task Secret holding AGENT_KEY; created before its Job, which then becomes its owner (kubernetes-secrets.ts). */
-export function buildSecret(spec: AgentSpec, settings: ManifestSettings): V1Secret {
+/** Every emptyDir gets a sizeLimit and the agent container an ephemeral-storage request and limit. */
+function limitStorage(job: V1Job, storage: NonNullable<ManifestSettings['storage']>): void {
+  const pod = job.spec!.template.spec!;
+  for (const volume of pod.volumes ?? []) if (volume.emptyDir) volume.emptyDir.sizeLimit = storage.emptyDirSizeLimit;
+  for (const container of pod.containers) {
+    container.resources = {
+      requests: { ...container.resources?.requests, 'ephemeral-storage': storage.ephemeral },
+      limits: { ...container.resources?.limits, 'ephemeral-storage': storage.ephemeral },
+    };
+  }
+}
+
+/** The per-task Secret holding AGENT_KEY, owned by its suspended Job (kubernetes-secrets.ts). */
+export function buildSecret(spec: AgentSpec, settings: ManifestSettings, owner?: V1OwnerReference): V1Secret {
   const secret: V1Secret = {
     apiVersion: 'v1',
     kind: 'Secret',
@@ -117,6 +136,7 @@ export function buildSecret(spec: AgentSpec, settings: ManifestSettings): V1Secr
       name: secretName(spec.taskId),
       namespace: spec.namespace || settings.namespace,
       labels: managedLabels(settings, spec.taskId),
+      ...(owner ? { ownerReferences: [owner] } : {}),
     },
     type: 'Opaque',
     data: { [AGENT_KEY_SECRET_KEY]: Buffer.from(spec.env[AGENT_KEY_ENV] ?? '').toString('base64') },

@@ -1,17 +1,18 @@
 import { Logger } from '@nestjs/common';
 import type { CoreV1Event, KubeConfig, V1Job, V1Pod } from '@kubernetes/client-node';
 import { AppConfig } from '../../shared/config/config';
-import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
-import { buildJob, buildSecret, jobName, ManifestSettings, managedSelector, secretName, TASK_ID_LABEL } from './kubernetes-manifests';
+import { describeApiError, DEFAULT_RETRY, isConflict, isNotFound, isTransient, KubeApi, loadKubeConfig, RetryPolicy, statusCode, TokenBucket } from './kubernetes-client';
+import { buildJob, buildSecret, EGRESS_POLICY_ANNOTATION, jobName, ManifestSettings, managedSelector, STOP_GRACE_SECONDS, TASK_ID_LABEL } from './kubernetes-manifests';
 import { PodAdditionRules } from '../../shared/config/kubernetes-settings';
 import { JobShaping } from './kubernetes-job-shaping';
 import { podAdditionProblems } from './kubernetes-pod-additions';
 import { AgentSecrets } from './kubernetes-secrets';
-import { adoptNetworkPolicy, buildNetworkPolicy, createNetworkPolicy, deleteNetworkPolicy, DispatcherEndpoint } from './kubernetes-network-policy';
+import { EgressKeeper } from './kubernetes-egress-keeper';
+import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint, DnsEndpoint, EgressSettings, jobOwner, KUBE_DNS } from './kubernetes-network-policy';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
-import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend } from './runtime';
+import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const NO_ADDITIONS: PodAdditionRules = { labelPrefixes: [], annotationPrefixes: [], nodeSelectorKeys: [], tolerationKeys: [], priorityClasses: [] };
@@ -30,6 +31,8 @@ export interface KubernetesRuntimeOptions {
   taskAdditions?: PodAdditionRules;
   /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
   shaping?: JobShaping;
+  /** Ephemeral-storage limit and emptyDir sizeLimit of every agent pod (AGENT_EPHEMERAL_STORAGE_LIMIT, AGENT_EMPTYDIR_SIZE_LIMIT). */
+  storage?: ManifestSettings['storage'];
   /** Given by tests (loadFromOptions); otherwise loaded per `loadKubeConfig`. */
   kubeConfig?: KubeConfig;
   kubeconfigPath?: string | null;
@@ -41,6 +44,16 @@ export interface KubernetesRuntimeOptions {
   dispatcher?: DispatcherEndpoint;
   /** A watch silent (no event, no bookmark) this long is restarted (default 90 s). */
   watchSilenceSeconds?: number;
+  /** The cluster DNS agents may reach (AGENT_DNS_PEERS, AGENT_DNS_PORTS); default kube-dns by label. */
+  dns?: DnsEndpoint;
+  /** AGENT_EGRESS_DENY_CIDRS: ranges `open` egress never reaches, beyond the built-in ones. */
+  egressDenyCidrs?: string[];
+  /** How often missing egress policies are put back (default 30 s). */
+  policyReconcileMs?: number;
+  /** How often a stop looks whether the suspended Job's pods have ended (default 500 ms). */
+  stopPollMs?: number;
+  /** How long a stop waits for them before it deletes the Job anyway (default: the stop grace plus 30 s). */
+  stopWaitMs?: number;
 }
 
 /**
@@ -60,20 +73,26 @@ export class KubernetesRuntime implements RuntimeBackend {
   private readonly watches = new Map<string, ResourceWatch<V1Job | V1Pod>[]>();
   private readonly agents: AgentTracker;
   private readonly settings: ManifestSettings;
-  private readonly dispatcher: DispatcherEndpoint;
+  private readonly egress: EgressSettings;
   private readonly secrets: AgentSecrets;
+  private readonly keeper: EgressKeeper;
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
     this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
     this.secrets = new AgentSecrets(this.api);
-    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping };
-    this.dispatcher = options.dispatcher ?? { podLabels: {}, namespace: options.namespace, port: 8080, url: 'http://dispatcher.invalid' };
+    this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping, storage: options.storage };
+    this.egress = {
+      dispatcher: options.dispatcher ?? { podLabels: {}, namespace: options.namespace, port: 8080, url: 'http://dispatcher.invalid' },
+      dns: options.dns ?? KUBE_DNS,
+      denyCidrs: options.egressDenyCidrs ?? [],
+    };
     this.agents = new AgentTracker({ startSeconds: options.startGraceSeconds, pendingSeconds: options.pendingGraceSeconds ?? options.startGraceSeconds }, {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
       podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
       abandon: (taskId, agent, problem) => this.abandon(taskId, agent, problem),
     });
+    this.keeper = new EgressKeeper(this.api, this.settings, { namespaces: () => [...this.watches.keys()], jobs: (namespace) => this.agents.liveJobs(namespace) }, options.policyReconcileMs ?? 30_000);
   }
 
   static fromConfig(config: AppConfig): KubernetesRuntime {
@@ -89,12 +108,15 @@ export class KubernetesRuntime implements RuntimeBackend {
       shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
       kubeconfigPath: config.kubeconfig,
+      storage: { ephemeral: config.agentFloor.ephemeralStorage, emptyDirSizeLimit: config.agentFloor.emptyDirSizeLimit },
       dispatcher: {
         podLabels: config.agentIsolation.dispatcherPodLabels,
         namespace: config.agentIsolation.dispatcherNamespace || config.kubeNamespace,
         port: config.dispatcherPort,
         url: config.dispatcherPublicUrl,
       },
+      dns: config.agentIsolation.dns,
+      egressDenyCidrs: config.agentIsolation.egressDenyCidrs,
     });
   }
 
@@ -111,35 +133,67 @@ export class KubernetesRuntime implements RuntimeBackend {
     return problems;
   }
 
+  /**
+   * The Job is created suspended, carrying a copy of its egress policy; its Secret and its
+   * policy are then created already owned by it, and only then is it resumed and its pod
+   * made: the pod never waits for its key nor runs without its policy (and the namespace's
+   * default-deny baseline is there before it), and the dispatcher never patches a Secret.
+   */
   async submit(spec: AgentSpec): Promise<string> {
-    const namespace = spec.namespace || this.options.namespace;
-    this.watchNamespace(namespace);
-    this.agents.track(spec.taskId, namespace);
-    const secret = secretName(spec.taskId);
-    // The Secret and the egress policy exist before the Job: its pod never waits for its key
-    // nor runs with open egress. Then both are handed to the Job, so they go with it.
-    await this.secrets.create(namespace, buildSecret(spec, this.settings));
     try {
-      await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.dispatcher));
-      const job = await this.createJob(namespace, buildJob(spec, this.settings), spec.taskId);
-      const ref = `${namespace}/${job.metadata!.name}`;
-      await Promise.all([adoptNetworkPolicy(this.api, namespace, job, spec.taskId), this.secrets.adopt(namespace, secret, job)])
-        .catch(async (error: unknown) => {
-          await this.deleteJob(ref, 'undo a Job whose Secret or NetworkPolicy could not be handed to it').catch(() => undefined);
-          throw error;
-        });
-      return ref;
+      return await this.submitOnce(spec);
     } catch (error) {
-      await this.secrets.remove(namespace, secret).catch(() => undefined);
-      await deleteNetworkPolicy(this.api, namespace, spec.taskId).catch(() => undefined);
+      const cause = error instanceof Error ? error.cause : undefined;
+      if (isTransient(error) || isTransient(cause)) throw new RuntimeUnavailableError(`the Kubernetes API server is unavailable: ${describeApiError(cause ?? error)}`);
       throw error;
     }
   }
 
-  /** Deletes the Job (background propagation) unless it has already finished: then nothing runs. */
+  private async submitOnce(spec: AgentSpec): Promise<string> {
+    const namespace = spec.namespace || this.options.namespace;
+    this.watchNamespace(namespace);
+    this.agents.track(spec.taskId, namespace);
+    await this.keeper.ensureBaseline(namespace);
+    const policy = buildNetworkPolicy(spec, this.settings, this.egress);
+    const body = buildJob(spec, this.settings);
+    body.metadata!.annotations = { ...body.metadata!.annotations, [EGRESS_POLICY_ANNOTATION]: JSON.stringify(policy.spec) };
+    const job = await this.createJob(namespace, body, spec.taskId);
+    const ref = `${namespace}/${job.metadata!.name}`;
+    try {
+      const owner = jobOwner(job);
+      await this.secrets.create(namespace, buildSecret(spec, this.settings, owner));
+      await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.egress, owner));
+      if (job.spec?.suspend) await this.patchJob(ref, [{ op: 'replace', path: '/spec/suspend', value: false }], 'resume Job');
+      return ref;
+    } catch (error) {
+      // Still suspended (no pod ever ran): deleting it takes its Secret and policy along.
+      await this.deleteJob(ref, 'undo a Job whose Secret or NetworkPolicy could not be created').catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Suspends the Job, so the Job controller ends its pods under their policy (SIGTERM, then
+   * SIGKILL after the grace), and waits for them to be gone; only then may `remove` delete
+   * the Job, whose deletion takes the policy at once. A Job whose pods outlive the wait
+   * (a lost node) is left to `remove`: the namespace's default-deny baseline still isolates
+   * them. A finished Job holds no pod: nothing to do.
+   */
   async stop(taskId: string, ref: string): Promise<void> {
     if (this.finished(taskId)) return;
-    await this.deleteJob(ref, `stop task ${taskId}`);
+    try {
+      await this.patchJob(ref, [{ op: 'add', path: '/spec/suspend', value: true }], `suspend Job of task ${taskId}`);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw error;
+    }
+    const { namespace } = parseRef(ref, this.options.namespace);
+    const until = Date.now() + (this.options.stopWaitMs ?? (STOP_GRACE_SECONDS + 30) * 1000);
+    while (Date.now() < until) {
+      if ((await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`)).length === 0) return;
+      await new Promise((resolve) => setTimeout(resolve, this.options.stopPollMs ?? 500));
+    }
+    this.logger.warn(`Task ${taskId}: its pods did not end within the stop wait; the default-deny policy keeps them isolated`);
   }
 
   async status(taskId: string, ref: string): Promise<AgentState> {
@@ -218,6 +272,7 @@ export class KubernetesRuntime implements RuntimeBackend {
   }
 
   async close(): Promise<void> {
+    await this.keeper.close();
     for (const watches of this.watches.values()) for (const watch of watches) watch.stop();
     this.watches.clear();
     this.agents.close();
@@ -240,12 +295,17 @@ export class KubernetesRuntime implements RuntimeBackend {
     try {
       return await this.api.call('create Job', () => this.api.batch.createNamespacedJob({ namespace, body }));
     } catch (error) {
-      if (!isConflict(error)) throw new Error(`Kubernetes refused the Job: ${describeApiError(error)}`);
+      if (!isConflict(error)) throw new Error(`Kubernetes refused the Job: ${describeApiError(error)}`, { cause: error });
       // Submitted before (a retry after a crash): the Job of the same task is this one.
       const existing = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name: body.metadata!.name!, namespace }));
       if (existing.metadata?.labels?.[TASK_ID_LABEL] !== taskId) throw new Error(`Job ${body.metadata!.name} exists and belongs to another task`);
       return existing;
     }
+  }
+
+  private async patchJob(ref: string, body: object[], why: string): Promise<void> {
+    const { namespace, name } = parseRef(ref, this.options.namespace);
+    await this.api.call(why, () => this.api.batch.patchNamespacedJob({ name, namespace, body }));
   }
 
   private async deleteJob(ref: string, why: string): Promise<void> {
@@ -283,6 +343,8 @@ export class KubernetesRuntime implements RuntimeBackend {
     this.watches.set(namespace, [jobs, pods] as ResourceWatch<V1Job | V1Pod>[]);
     jobs.start();
     pods.start();
+    this.keeper.ensureBaseline(namespace).catch((error: unknown) => this.logger.warn(`No default-deny policy for agents in ${namespace} yet: ${String(error)}`));
+    this.keeper.start();
   }
 
   /** The agent will not start: delete its Job so nothing keeps retrying the pull or the scheduling. */

@@ -39,6 +39,12 @@ export function agentStateOf(job: V1Job | undefined, pod: V1Pod | undefined): Ag
   if (failed?.reason === 'DeadlineExceeded') {
     return { phase: 'deadline_exceeded', message: failed.message || 'Job was active longer than specified deadline' };
   }
+  // The pod failure policy names a pod whose end this watch has not brought yet: its exit code
+  // and reason are on their way (the Job's and the Pods' watches are separate streams).
+  if (failed?.reason === 'PodFailurePolicy' && !agentContainer(pod)?.state?.terminated) {
+    if (pod && !pod.metadata?.deletionTimestamp) return { phase: 'running' };
+    if (!pod && failed.type === 'FailureTarget') return { phase: 'starting' };
+  }
   const disruption = disruptionOf(pod);
   if (disruption && !failed && !conditions.some((c) => c.type === 'Complete' && c.status === 'True')) {
     return { phase: 'starting', message: `the pod was disrupted (${disruption}); the Job starts a new one` };

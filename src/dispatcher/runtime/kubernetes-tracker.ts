@@ -89,8 +89,11 @@ export class AgentTracker {
 
   podChanged(namespace: string, { type, object }: WatchedChange<V1Pod>): void {
     const taskId = object.metadata?.labels?.[TASK_ID_LABEL];
-    if (!taskId || !object.metadata?.name || (type === 'DELETED' && !this.agents.has(taskId))) return;
+    // A pod going away (deleted, or Terminating after its Job was collected) of a task already forgotten says nothing new.
+    const leaving = type === 'DELETED' || Boolean(object.metadata?.deletionTimestamp);
+    if (!taskId || !object.metadata?.name || (leaving && !this.agents.has(taskId))) return;
     const agent = this.track(taskId, namespace);
+    if (!madeBy(object, agent.job)) return;
     if (type === 'DELETED') agent.pods.delete(object.metadata.name);
     else agent.pods.set(object.metadata.name, object);
     this.evaluate(taskId);
@@ -101,7 +104,12 @@ export class AgentTracker {
     const agent = this.track(taskId, namespace);
     agent.job = job;
     agent.jobSeen = true;
-    for (const pod of pods) if (pod.metadata?.name) agent.pods.set(pod.metadata.name, pod);
+    for (const pod of pods) if (pod.metadata?.name && madeBy(pod, job)) agent.pods.set(pod.metadata.name, pod);
+  }
+
+  /** The Jobs of `namespace` that are there and not being deleted (their pods need their policy). */
+  liveJobs(namespace: string): V1Job[] {
+    return [...this.agents.values()].filter((a) => a.namespace === namespace && a.job && !a.job.metadata?.deletionTimestamp).map((a) => a.job!);
   }
 
   newestPod(taskId: string): V1Pod | undefined {
@@ -201,6 +209,17 @@ export class AgentTracker {
       }
     }
   }
+}
+
+/**
+ * Only a pod the task's Job controls (its controller owner reference carries the Job's uid)
+ * speaks for the agent: a pod someone else labelled with the task id does not. Before the
+ * Job is known, a pod with a Job controller is taken in; its Job's uid is checked once known.
+ */
+export function madeBy(pod: V1Pod, job: V1Job | undefined): boolean {
+  const controller = pod.metadata?.ownerReferences?.find((owner) => owner.controller);
+  if (!controller || controller.kind !== 'Job') return false;
+  return !job?.metadata?.uid || controller.uid === job.metadata.uid;
 }
 
 /** Oldest first (a Job's retries make newer pods). */

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { RUNTIME_BACKENDS, RuntimeBackend } from './runtime';
@@ -16,8 +16,12 @@ export interface AgentOfTask {
 
 /** The enabled backends by name, and the stop-then-free sequence every final task goes through. */
 @Injectable()
-export class RuntimeRegistry {
+export class RuntimeRegistry implements OnApplicationShutdown {
   private readonly logger = new Logger('Runtime');
+  /** A failed stop is tried again after this, doubling up to `stopRetryMaxMs`, until the runtime confirms it. */
+  stopRetryBaseMs = 1000;
+  stopRetryMaxMs = 60_000;
+  private closing = false;
   private readonly byName: Map<string, RuntimeBackend>;
   private readonly stopping = new Map<string, Promise<void>>();
   private beforeRemove: BeforeRemove = async () => undefined;
@@ -67,9 +71,32 @@ export class RuntimeRegistry {
     return stopping;
   }
 
+  onApplicationShutdown(): void {
+    this.closing = true;
+  }
+
+  /**
+   * A stop the runtime refuses (its API server down, a timeout) is tried again until it is
+   * confirmed: a cancelled agent must not run on to its deadline. Should this process end
+   * first, the next one's sweep of agents whose task is final stops it.
+   */
+  private async stopConfirmed(backend: RuntimeBackend, taskId: string, ref: string): Promise<boolean> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await backend.stop(taskId, ref);
+        return true;
+      } catch (error) {
+        if (this.closing) return false;
+        const delayMs = Math.min(this.stopRetryMaxMs, this.stopRetryBaseMs * 2 ** Math.min(attempt, 16));
+        this.logger.warn({ taskId, err: error, retryInMs: delayMs }, 'Could not stop the agent; trying again');
+        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+      }
+    }
+  }
+
   private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
     try {
-      await backend.stop(taskId, ref);
+      if (!(await this.stopConfirmed(backend, taskId, ref))) return;
       await this.beforeRemove(backend, taskId, ref).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not store the agent output'));
       await backend.remove(taskId, ref);
     } catch (error) {

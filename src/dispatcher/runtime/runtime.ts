@@ -79,3 +79,9 @@ export interface StartGraces {
   startSeconds: number;
   pendingSeconds: number;
 }
+
+/**
+ * The runtime cannot be reached now (its API server down, throttling, a reset connection):
+ * the submit is to be tried again later, not the task failed.
+ */
+export class RuntimeUnavailableError extends Error {}

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Subscription } from 'rxjs';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { AgentState, RuntimeBackend } from '../runtime/runtime';
+import { AgentState, RuntimeBackend, RuntimeUnavailableError } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal, TaskStatus } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
@@ -19,6 +19,9 @@ const WATCH_EVERY_TICKS = 4;
 const SWEEP_STRAYS_EVERY_TICKS = 8;
 /** A task claimed as starting whose agent was never submitted (the dispatcher died in between) is started again after this. */
 const ORPHAN_CLAIM_MS = 60_000;
+/** A submit the runtime could not take is tried again after 1 s, doubling up to 30 s. */
+const SUBMIT_RETRY_BASE_MS = 1000;
+const SUBMIT_RETRY_MAX_MS = 30_000;
 
 /**
  * Starts pending tasks within MAX_CONCURRENT_TASKS in arrival order, times them out,
@@ -97,7 +100,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     try {
       if (!backend) throw new Error(`runtime backend ${task.runtimeType} is not enabled on this dispatcher`);
       const started = performance.now();
-      const ref = await backend.submit(agentSpecOf(task, this.config));
+      const ref = await this.submitThroughOutages(backend, task);
+      if (ref === null) return;
       runtimeStartDuration.observe({ backend: backend.name }, (performance.now() - started) / 1000);
       const status = await this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance);
       this.logger.log({ taskId: task.taskId, backend: backend.name, ref }, 'Agent submitted');
@@ -108,6 +112,26 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       await this.finish(task, 'failed', { exitCode: -1, errorMessage: `The agent could not be started: ${reason}` }).catch((failure: unknown) => {
         this.logger.error({ taskId: task.taskId, err: failure }, 'Could not record a failed start');
       });
+    }
+  }
+
+  /**
+   * Submits, waiting out a runtime that cannot be reached (an API server outage) with backoff
+   * rather than failing the task; gives up (null) once the task is final, by its time-out or a
+   * cancel. Should this process stop meanwhile, the claim is an orphan the next one starts.
+   */
+  private async submitThroughOutages(backend: RuntimeBackend, task: TaskEntity): Promise<string | null> {
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await backend.submit(agentSpecOf(task, this.config));
+      } catch (error) {
+        if (!(error instanceof RuntimeUnavailableError)) throw error;
+        const delayMs = Math.min(SUBMIT_RETRY_MAX_MS, SUBMIT_RETRY_BASE_MS * 2 ** Math.min(attempt, 10));
+        this.logger.warn({ taskId: task.taskId, err: error, retryInMs: delayMs }, 'The runtime is unavailable; the submit waits');
+        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
+        const current = await this.tasks.findById(task.taskId);
+        if (!current || isFinal(current.status)) return null;
+      }
     }
   }
 

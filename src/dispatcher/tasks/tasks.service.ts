@@ -16,6 +16,7 @@ import { TaskEntity } from './task.entity';
 import { CreateTaskDto, ListTasksQuery } from './tasks.dto';
 import { TasksRepository } from './tasks.repository';
 import { isolationOf } from './task-isolation';
+import { floorProblems } from '../floor/agent-floor';
 
 
 /** The task API's rules: creation (idempotent on task_id), reads, cancel and logs. */
@@ -25,7 +26,7 @@ export class TasksService {
   private readonly digestKey: Buffer;
 
   constructor(
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly tasks: TasksRepository,
     private readonly runtimes: RuntimeRegistry,
     private readonly signals: TaskSignals,
@@ -152,7 +153,10 @@ export class TasksService {
         throw DomainError.invalid({ brief_key: ['must be a relative object key with no "." or ".." parts'] });
       }
     }
-    const problems = backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace, pod: podAdditionsOf(request) });
+    const problems = {
+      ...floorProblems(request, this.config.agentFloor, { runtimeClass: this.config.agentIsolation.runtimeClass, denyCidrs: this.config.agentIsolation.egressDenyCidrs }),
+      ...backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace, pod: podAdditionsOf(request) }),
+    };
     if (Object.keys(problems).length > 0) throw DomainError.invalid(problems);
   }
 }

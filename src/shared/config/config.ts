@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { RUNTIME_BACKEND_NAMES, RuntimeBackendName } from '../../dispatcher/runtime/runtime';
 import { AgentIsolationDefaults, readIsolationDefaults } from './isolation-config';
 import { Reader } from './env-reader';
+import { AgentFloor, readAgentFloor } from './floor-config';
 import { KubernetesSettings, readKubernetesSettings } from './kubernetes-settings';
 
 export { Reader };
@@ -105,6 +106,8 @@ export interface AppConfig {
   agentIsolation: AgentIsolationDefaults;
   /** The kubernetes backend's production settings (kubernetes-settings.ts). */
   kubernetes: KubernetesSettings;
+  /** What no task may ask beyond, and the limits of every agent pod (floor-config.ts). */
+  agentFloor: AgentFloor;
 }
 
 export class ConfigError extends Error {
@@ -161,6 +164,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
   }
   const controllerPublic = `http://127.0.0.1:${controllerPort}`;
 
+  const agentIsolation = readIsolationDefaults(r);
   const config: AppConfig = {
     role,
     production,
@@ -232,8 +236,9 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     kubeconfig: r.optional('KUBECONFIG'),
     kubeApiQps: r.int('KUBE_API_QPS', 20, 1, 10000),
     jobTtlSecondsAfterFinished: r.int('JOB_TTL_SECONDS_AFTER_FINISHED', 600, 0, 30 * 86400),
-    agentIsolation: readIsolationDefaults(r),
+    agentIsolation,
     kubernetes: readKubernetesSettings(r, env),
+    agentFloor: readAgentFloor(r, agentIsolation),
   };
 
   if (config.dispatcherReplicaLostSeconds < 2 * config.dispatcherReplicaHeartbeatSeconds) {

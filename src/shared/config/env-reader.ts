@@ -3,7 +3,7 @@ import { z } from 'zod';
 type Env = Record<string, string | undefined>;
 
 /** JSON text parsed, or an issue zod reports like any other. */
-const jsonText = z.string().transform((text, ctx) => {
+export const jsonText = z.string().transform((text, ctx) => {
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -12,7 +12,7 @@ const jsonText = z.string().transform((text, ctx) => {
   }
 });
 
-const commaList = z.string().transform((text) => text.split(',').map((item) => item.trim()).filter(Boolean));
+export const commaList = z.string().transform((text) => text.split(',').map((item) => item.trim()).filter(Boolean));
 
 /**
  * Reads settings from the environment: each method builds the zod schema of one variable and runs it.
@@ -66,7 +66,7 @@ export class Reader {
   }
 
   /** The variable through `schema`; unset gives the fallback, a wrong value a problem and the fallback. */
-  private parse<T>(name: string, fallback: T, schema: z.ZodType<T>, wants: string): T {
+  parse<T>(name: string, fallback: T, schema: z.ZodType<T>, wants: string): T {
     const value = this.raw(name);
     if (value === undefined) return fallback;
     const result = schema.safeParse(value);

@@ -15,7 +15,33 @@ describe('agent isolation settings', () => {
       dispatcherPodLabels: {},
       dispatcherNamespace: '',
       pidsLimit: 1024,
+      dns: { peers: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' } }, podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } } }], ports: [53] },
+      egressDenyCidrs: [],
     });
+  });
+
+  it("read DNS peers, extra denied ranges and the operator's floor, naming each wrong variable", () => {
+    const config = loadConfig({
+      ...secrets, AGENT_DNS_PEERS: '[{"ipBlock":{"cidr":"169.254.20.10/32"}}]', AGENT_DNS_PORTS: '53,5353', AGENT_EGRESS_DENY_CIDRS: '203.0.113.0/24, 2001:db8:1::/48',
+      AGENT_RUNTIME_CLASSES: 'kata,gvisor', AGENT_RUNTIME_CLASS: 'gvisor', AGENT_MAX_CPU: '2', AGENT_IMAGE_PATTERNS: 'registry.example/**',
+    });
+    expect(config.agentIsolation).toMatchObject({ dns: { peers: [{ ipBlock: { cidr: '169.254.20.10/32' } }], ports: [53, 5353] }, egressDenyCidrs: ['203.0.113.0/24', '2001:db8:1::/48'] });
+    expect(config.agentFloor).toMatchObject({ runtimeClasses: ['kata', 'gvisor'], egressMax: 'open', allowRoot: false, maxCpu: '2', imagePatterns: ['registry.example/**'], progressDataMaxBytes: 16384 });
+    expect(() => loadConfig({ ...secrets, AGENT_EGRESS_DENY_CIDRS: '10.0.0.0/33', AGENT_EGRESS: 'open', AGENT_EGRESS_MAX: 'dispatcher', AGENT_DNS_PEERS: '[{"podSelector":{}}]' }))
+      .toThrow(ConfigError);
+    let problems: string[] = [];
+    try {
+      loadConfig({ ...secrets, AGENT_EGRESS_DENY_CIDRS: '10.0.0.0/33', AGENT_EGRESS: 'open', AGENT_EGRESS_MAX: 'dispatcher', AGENT_RUNTIME_CLASS: 'gvisor', AGENT_RUNTIME_CLASSES: 'kata' });
+    } catch (error) {
+      problems = (error as ConfigError).problems;
+    }
+    {
+      expect(problems).toEqual(expect.arrayContaining([
+        'AGENT_EGRESS_DENY_CIDRS must be a comma-separated list of CIDR blocks (got "10.0.0.0/33")',
+        'AGENT_EGRESS (open) must be no wider than AGENT_EGRESS_MAX (dispatcher)',
+        'AGENT_RUNTIME_CLASSES must list AGENT_RUNTIME_CLASS (gvisor)',
+      ]));
+    }
   });
 
   it('take the settings, "image" keeping the image user', () => {
