@@ -54,7 +54,8 @@ export class ProcessRuntime implements RuntimeBackend {
         stateDir,
         logDir: this.logDir,
         program: spawnerProgram(projectRoot),
-        orphanSeconds: config.dispatcherReplicaLostSeconds ?? 60,
+        // Twice the window: a survivor has failed the tasks by then, and a slow restart still finds its agents.
+        orphanSeconds: 2 * (config.dispatcherReplicaLostSeconds ?? 60),
         env: inheritedEnv(),
       },
       (agent) => this.exited(agent),
