@@ -5,6 +5,7 @@ import { ProcessRuntime } from './process-runtime';
 import { AgentSpec, AgentState } from './runtime';
 import { DEFAULT_AGENT_ISOLATION } from '../../shared/task-protocol/isolation';
 
+// The spawner runs from dist/ (dist/src/dispatcher/runtime/process-spawner.js): `npm run build` first.
 const COMMANDS = { 'test/hello': 'echo hello agent', 'test/false': 'false', 'test/sleep': 'sleep 30', 'test/env': 'env' };
 
 function makeRuntime(dataDir = mkdtempSync(path.join(tmpdir(), 'process-runtime-'))) {
