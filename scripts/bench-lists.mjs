@@ -1,14 +1,24 @@
 #!/usr/bin/env node
-// List latency at scale, beside a same-run bare baseline. Seeds BENCH_LISTS_TASKS (1,000,000)
+// List latency at scale, beside a same-run bare baseline. For each layout of BENCH_LISTS_LAYOUT
+// (`both`, the default, or `clustered` or `interleaved`) it seeds BENCH_LISTS_TASKS (1,000,000)
 // tasks and BENCH_LISTS_DELIVERIES (1,000,000) ledger rows by SQL into a fresh database that
-// the controller's migrations built, then times, one request at a time (median of
-// BENCH_LISTS_ROUNDS, 15, after 3 warm-up requests):
+// the controller's migrations built:
+//  - interleaved: twenty workflows, twelve statuses, four sources, three events and the
+//    outcomes taking turns row by row, so every filter's matches are spread through the table;
+//  - clustered: each value's rows one after another (and in time), so a filter's matches sit
+//    in one stretch of the table, far from the newest rows for most values.
+// Then it times, one request at a time (median of BENCH_LISTS_ROUNDS, 15, after 3 warm-up
+// requests), and prints the plan (node names and index, from EXPLAIN ANALYZE of the statements
+// src/shared/database/keyset-page.ts runs: the page and the capped count) of each list query:
 //  A. baseline: a bare node:http server that checks a token and answers one
 //     `SELECT ... ORDER BY created_at DESC LIMIT 50` of the same table as JSON;
-//  B. GET /api/v1/tasks/: the first page, ?status=failed, ?workflow=, each page reached by
-//     following `next` twenty times (every hop timed), and ?offset=500000 for comparison;
-//  C. GET /api/v1/webhooks/deliveries/: the first page and ?outcome=failed.
-// Needs local PostgreSQL (127.0.0.1:5432, user postgres). Run `npm run build` first.
+//  B. GET /api/v1/tasks/: the first page, ?status=failed, ?workflow=, /workflows/{id}/runs/,
+//     each page reached by following `next` twenty times (every hop timed), and
+//     ?offset=500000 for comparison;
+//  C. GET /api/v1/webhooks/deliveries/: the first page, ?source=, ?event=, ?outcome=failed,
+//     ?outcome=ignored and ?workflow=.
+// Target: every list query under 20 ms median, both layouts. Needs local PostgreSQL
+// (127.0.0.1:5432, user postgres). Run `npm run build` first.
 import { fork } from 'node:child_process';
 import { timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,43 +32,86 @@ import { bootServer, database, freePort, median, percentile, secret, runBenchScr
 const TASKS = Number(process.env.BENCH_LISTS_TASKS ?? 1_000_000);
 const DELIVERIES = Number(process.env.BENCH_LISTS_DELIVERIES ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_LISTS_ROUNDS ?? 15);
-const WORKFLOWS = 200;
+const WORKFLOWS = 20;
+const LAYOUTS = (process.env.BENCH_LISTS_LAYOUT ?? 'both') === 'both' ? ['interleaved', 'clustered'] : [process.env.BENCH_LISTS_LAYOUT];
 const TOKEN = secret();
 
+/**
+ * The value of row `i` (1..n) from `values`: in turn row by row (interleaved), or in runs of
+ * n / values.length rows (clustered). `values` is a SQL array expression of `count` entries.
+ */
+function pick(layout, values, count, n) {
+  return layout === 'interleaved' ? `(${values})[1 + i % ${count}]` : `(${values})[1 + ((i - 1)::bigint * ${count} / ${n})::int]`;
+}
+
 /** Statuses in the shares a busy installation has: mostly completed, a few percent failed. */
-const SEED_TASKS = `
+const STATUSES = `ARRAY['completed','completed','completed','completed','completed','completed','completed','completed','failed','timed_out','cancelled','running']`;
+const WORKFLOW_IDS = `ARRAY[${Array.from({ length: WORKFLOWS }, (_, k) => `'workflow-${k}'`).join(',')}]`;
+const OUTCOMES = `ARRAY['routed','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','failed']`;
+const SOURCES = `ARRAY['forge','chat','ci','billing']`;
+const EVENTS = `ARRAY['push','pull_request','issues']`;
+
+const seedTasks = (layout) => `
   INSERT INTO "controller"."tasks" (guid, status, agent_image, runtime_target, resources, timeout_seconds, brief_key,
                                     workflow_id, created_at, finished_at, exit_code)
-  SELECT gen_random_uuid(),
-         (ARRAY['completed','completed','completed','completed','completed','completed','completed','completed','failed','timed_out','cancelled','running'])[1 + i % 12],
+  SELECT gen_random_uuid(), ${pick(layout, STATUSES, 12, TASKS)},
          'agent-examples/echo', '{"type":"local","namespace":""}', '{"cpu":"500m","memory":"512Mi"}', 600, 'briefs/seeded.json',
-         CASE WHEN i % 4 = 0 THEN NULL ELSE 'workflow-' || (i % ${WORKFLOWS}) END,
+         ${pick(layout, WORKFLOW_IDS, WORKFLOWS, TASKS)},
          now() - make_interval(secs => i * 2.5), now() - make_interval(secs => i * 2.5 - 30), 0
     FROM generate_series($1::int, $2::int) AS i`;
 
-const SEED_DELIVERIES = `
+const seedDeliveries = (layout) => `
   INSERT INTO "controller"."webhook_deliveries" (source, event, delivery_id, dedup_key, verified, workflow_id, outcome, status_code,
                                                  payload_size, received_at, finished_at)
-  SELECT 'forge', (ARRAY['push','pull_request','issues'])[1 + i % 3], 'd-' || i, 'forge:d-' || i, true,
+  SELECT ${pick(layout, SOURCES, 4, DELIVERIES)}, ${pick(layout, EVENTS, 3, DELIVERIES)}, 'd-' || i, 'forge:d-' || i, true,
          CASE WHEN i % 3 = 0 THEN 'workflow-' || (i % ${WORKFLOWS}) END,
-         (ARRAY['routed','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','ignored','failed'])[1 + i % 12],
+         ${pick(layout, OUTCOMES, 12, DELIVERIES)},
          202, 300, now() - make_interval(secs => i * 2.5), now() - make_interval(secs => i * 2.5)
     FROM generate_series($1::int, $2::int) AS i`;
 
-async function seed(url) {
+async function seed(url, layout) {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
     const started = performance.now();
     const batch = 250_000;
-    for (let from = 1; from <= TASKS; from += batch) await client.query(SEED_TASKS, [from, Math.min(TASKS, from + batch - 1)]);
-    for (let from = 1; from <= DELIVERIES; from += batch) await client.query(SEED_DELIVERIES, [from, Math.min(DELIVERIES, from + batch - 1)]);
+    for (let from = 1; from <= TASKS; from += batch) await client.query(seedTasks(layout), [from, Math.min(TASKS, from + batch - 1)]);
+    for (let from = 1; from <= DELIVERIES; from += batch) await client.query(seedDeliveries(layout), [from, Math.min(DELIVERIES, from + batch - 1)]);
+    await client.query(`INSERT INTO "controller"."workflows" (id, name, task_template) VALUES ('workflow-7', 'seeded', '{}')`);
     await client.query('VACUUM ANALYZE "controller"."tasks"');
     await client.query('VACUUM ANALYZE "controller"."webhook_deliveries"');
-    console.log(`seeded ${TASKS} tasks and ${DELIVERIES} deliveries by SQL in ${((performance.now() - started) / 1000).toFixed(0)} s (then VACUUM ANALYZE)`);
+    console.log(`seeded ${TASKS} tasks and ${DELIVERIES} deliveries (${layout}) by SQL in ${((performance.now() - started) / 1000).toFixed(0)} s (then VACUUM ANALYZE)`);
   } finally {
     await client.end();
   }
+}
+
+/** The table and list key of each list, as keyset-page.ts walks them. */
+const LISTS = {
+  tasks: { table: '"controller"."tasks"', time: 'created_at', id: 'guid' },
+  deliveries: { table: '"controller"."webhook_deliveries"', time: 'received_at', id: 'id' },
+};
+
+/** Node names (and index) of a plan, outermost first: `Limit > Index Scan Backward (tasks_created_idx)`. */
+function planNodes(plan) {
+  const nodes = [];
+  const visit = (node) => {
+    const scan = node['Index Name'] ? ` (${node['Index Name']})` : node['Relation Name'] ? ` (${node['Relation Name']})` : '';
+    nodes.push(`${node['Node Type']}${node['Scan Direction'] === 'Backward' ? ' Backward' : ''}${scan}`);
+    for (const child of node.Plans ?? []) visit(child);
+  };
+  visit(plan);
+  return nodes.join(' > ');
+}
+
+/** The plans of a list's two statements: the page (limit + 1 rows in key order) and the capped count. */
+async function explainList(client, list, where) {
+  const { table, time, id } = LISTS[list];
+  const filter = where ? `WHERE ${where}` : '';
+  const page = `SELECT * FROM ${table} ${filter} ORDER BY ${time} DESC, ${id} DESC LIMIT 51`;
+  const count = `SELECT count(*)::int FROM (SELECT 1 FROM ${table} ${filter} ORDER BY ${time} DESC, ${id} DESC LIMIT 10001) matched`;
+  const explain = async (sql) => planNodes((await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`)).rows[0]['QUERY PLAN'][0].Plan);
+  return { page: await explain(page), count: await explain(count) };
 }
 
 function get(url) {
@@ -139,9 +192,20 @@ async function baseline(url) {
 const ms = (value) => `${value.toFixed(1)} ms`;
 
 async function main() {
+  const slow = [];
+  for (const layout of LAYOUTS) slow.push(...(await benchLayout(layout)));
+  console.log(slow.length === 0
+    ? `every list query under 20 ms median (${LAYOUTS.join(' and ')})`
+    : `over 20 ms median: ${slow.join('; ')}`);
+}
+
+/** One layout in a database of its own: seeds it, times every list query and prints its plans. Answers the queries over 20 ms. */
+async function benchLayout(layout) {
   const work = mkdtempSync(path.join(tmpdir(), 'bench-lists-'));
   const db = await database();
+  const slow = [];
   let server;
+  const client = new pg.Client({ connectionString: db.url });
   try {
     if (!db.url) throw new Error('bench-lists needs local PostgreSQL (127.0.0.1:5432, user postgres)');
     const port = await freePort();
@@ -153,38 +217,57 @@ async function main() {
     }, `${base}/health/`);
     server = await boot();
     await server.stop();
-    await seed(db.url);
+    console.log(`--- ${layout} ---`);
+    await seed(db.url, layout);
     server = await boot();
+    await client.connect();
 
     const bare = await baseline(db.url);
     console.log(`A. baseline (bare node:http, token check, one SELECT ... ORDER BY created_at DESC LIMIT 50): median ${ms(bare.median)}, p90 ${ms(bare.p90)}`);
-    const cases = [
-      ['first page', '/api/v1/tasks/'],
-      ['?status=failed', '/api/v1/tasks/?status=failed'],
-      ['?workflow=workflow-7', '/api/v1/tasks/?workflow=workflow-7'],
-    ];
-    console.log(`B. GET /api/v1/tasks/ with ${TASKS} stored tasks, 50 a page (target: each under 20 ms median)`);
-    for (const [name, route] of cases) {
+    const measure = async (name, route, list, where) => {
       const figures = await time(`${base}${route}`);
+      const plans = await explainList(client, list, where);
       console.log(`   ${name}: median ${ms(figures.median)}, p90 ${ms(figures.p90)}, ${(figures.median / bare.median).toFixed(1)}x baseline; count ${figures.body.count}${figures.body.count_estimated ? ' (estimate)' : ''}`);
-    }
+      console.log(`      page:  ${plans.page}`);
+      console.log(`      count: ${plans.count}`);
+      if (figures.median >= 20) slow.push(`${layout} ${name} ${ms(figures.median)}`);
+    };
+    console.log(`B. GET /api/v1/tasks/ with ${TASKS} stored tasks, 50 a page (target: each under 20 ms median)`);
+    await measure('first page', '/api/v1/tasks/', 'tasks', '');
+    await measure('?status=failed', '/api/v1/tasks/?status=failed', 'tasks', `status = 'failed'`);
+    await measure('?workflow=workflow-7', '/api/v1/tasks/?workflow=workflow-7', 'tasks', `workflow_id = 'workflow-7'`);
+    await measure('/workflows/workflow-7/runs/', '/api/v1/workflows/workflow-7/runs/', 'tasks', `workflow_id = 'workflow-7'`);
     const walked = await walk(`${base}/api/v1/tasks/`, base, publicBase);
     console.log(`   following next ${walked.depth} times (${walked.hops} hops timed): median ${ms(walked.median)}, p90 ${ms(walked.p90)}`);
     const walkedFiltered = await walk(`${base}/api/v1/tasks/?status=failed`, base, publicBase);
     console.log(`   ?status=failed, following next ${walkedFiltered.depth} times: median ${ms(walkedFiltered.median)}, p90 ${ms(walkedFiltered.p90)}`);
+    const walkedWorkflow = await walk(`${base}/api/v1/tasks/?workflow=workflow-7`, base, publicBase);
+    console.log(`   ?workflow=workflow-7, following next ${walkedWorkflow.depth} times: median ${ms(walkedWorkflow.median)}, p90 ${ms(walkedWorkflow.p90)}`);
+    for (const [name, figures] of [['next', walked], ['?status=failed next', walkedFiltered], ['?workflow=workflow-7 next', walkedWorkflow]]) {
+      if (figures.median >= 20) slow.push(`${layout} ${name} ${ms(figures.median)}`);
+    }
     const deep = await time(`${base}/api/v1/tasks/?offset=500000`);
     console.log(`   ?offset=500000 (for comparison; cursors are the fast way): median ${ms(deep.median)}`);
     console.log(`C. GET /api/v1/webhooks/deliveries/ with ${DELIVERIES} ledger rows`);
-    for (const [name, route] of [['first page', '/api/v1/webhooks/deliveries/'], ['?outcome=failed', '/api/v1/webhooks/deliveries/?outcome=failed']]) {
-      const figures = await time(`${base}${route}`);
-      console.log(`   ${name}: median ${ms(figures.median)}, p90 ${ms(figures.p90)}; count ${figures.body.count}${figures.body.count_estimated ? ' (estimate)' : ''}`);
-    }
+    await measure('first page', '/api/v1/webhooks/deliveries/', 'deliveries', '');
+    await measure('?source=billing', '/api/v1/webhooks/deliveries/?source=billing', 'deliveries', `source = 'billing'`);
+    await measure('?event=issues', '/api/v1/webhooks/deliveries/?event=issues', 'deliveries', `event = 'issues'`);
+    await measure('?outcome=failed', '/api/v1/webhooks/deliveries/?outcome=failed', 'deliveries', `outcome = 'failed'`);
+    await measure('?outcome=ignored', '/api/v1/webhooks/deliveries/?outcome=ignored', 'deliveries', `outcome = 'ignored'`);
+    await measure('?workflow=workflow-7', '/api/v1/webhooks/deliveries/?workflow=workflow-7', 'deliveries', `workflow_id = 'workflow-7'`);
   } finally {
-    keepAlive.destroy();
+    await client.end().catch(() => undefined);
     await server?.stop();
     await db.drop();
     rmSync(work, { recursive: true, force: true });
   }
+  return slow;
 }
 
-runBenchScript(main, baselineServer);
+runBenchScript(async () => {
+  try {
+    await main();
+  } finally {
+    keepAlive.destroy();
+  }
+}, baselineServer);

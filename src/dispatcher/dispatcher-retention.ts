@@ -41,13 +41,13 @@ export class DispatcherRetention extends RetentionSweep {
     ];
   }
 
-  /** Log files of this replica's process agents last written more than `days` ago. */
+  /** Log and exit files of this replica's process agents last written more than `days` ago. */
   private async removeOldLogFiles(days: number, batch: number): Promise<number> {
     const folder = agentLogDir(this.config.dataDir);
     const names = await fs.readdir(folder).catch(() => [] as string[]);
     const cutoff = Date.now() - days * 24 * 3600 * 1000;
     let removed = 0;
-    for (const name of names.filter((entry) => entry.endsWith('.log'))) {
+    for (const name of names.filter((entry) => entry.endsWith('.log') || entry.endsWith('.exit'))) {
       if (removed >= batch) break;
       const file = path.join(folder, name);
       const stats = await fs.stat(file).catch(() => null);

@@ -13,6 +13,7 @@ import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
 import { CreateScheduleTicks1790300000000 } from './1790300000000-CreateScheduleTicks';
 import { SchedulingQueue1790100000000 } from './1790100000000-SchedulingQueue';
 import { TaskRetries1790200000000 } from './1790200000000-TaskRetries';
+import { LedgerFilterIndexes1790600000000 } from './1790600000000-LedgerFilterIndexes';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -31,4 +32,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   SchedulingQueue1790100000000,
   TaskRetries1790200000000,
   CreateScheduleTicks1790300000000,
+  LedgerFilterIndexes1790600000000,
 ];

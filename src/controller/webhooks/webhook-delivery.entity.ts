@@ -10,7 +10,9 @@ export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 // The migration builds this one as ("received_at" DESC); TypeORM has no per-column order.
 @Index('webhook_deliveries_received_id_idx', ['receivedAt', 'id'])
 @Index('webhook_deliveries_workflow_received_idx', ['workflowId', 'receivedAt', 'id'], { where: '"workflow_id" IS NOT NULL' })
-@Index('webhook_deliveries_outcome_received_idx', ['outcome', 'receivedAt', 'id'], { where: `"outcome" <> 'ignored'` })
+@Index('webhook_deliveries_outcome_all_received_idx', ['outcome', 'receivedAt', 'id'])
+@Index('webhook_deliveries_source_received_idx', ['source', 'receivedAt', 'id'])
+@Index('webhook_deliveries_event_received_idx', ['event', 'receivedAt', 'id'])
 @Check('webhook_deliveries_outcome_check', `"outcome" IN (${DELIVERY_OUTCOMES.map((outcome) => `'${outcome}'`).join(', ')})`)
 export class WebhookDelivery {
   @PrimaryGeneratedColumn('uuid', { primaryKeyConstraintName: 'webhook_deliveries_pkey' })

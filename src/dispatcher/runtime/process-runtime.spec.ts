@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ProcessRuntime } from './process-runtime';
 import { AgentSpec, AgentState } from './runtime';
 import { DEFAULT_AGENT_ISOLATION } from '../../shared/task-protocol/isolation';
 
+// The spawner runs from dist/ (dist/src/dispatcher/runtime/process-spawner.js): `npm run build` first.
 const COMMANDS = { 'test/hello': 'echo hello agent', 'test/false': 'false', 'test/sleep': 'sleep 30', 'test/env': 'env' };
 
 function makeRuntime(dataDir = mkdtempSync(path.join(tmpdir(), 'process-runtime-'))) {
@@ -79,7 +80,7 @@ describe('the process engine', () => {
     expect(output).not.toContain('must-not-leak');
   });
 
-  it('stops with SIGTERM, lists what it runs, and stops everything on close', async () => {
+  it('stops with SIGTERM and lists what it runs', async () => {
     const { runtime } = makeRuntime();
     const first = spec('test/sleep');
     const second = spec('test/sleep');
@@ -89,7 +90,56 @@ describe('the process engine', () => {
     expect((await runtime.listManaged()).map((agent) => agent.taskId).sort()).toEqual([first.taskId, second.taskId].sort());
     await runtime.stop(first.taskId, firstRef);
     expect(await runtime.status(first.taskId, firstRef)).toEqual({ phase: 'exited', exitCode: 143 });
+    await runtime.stop(second.taskId, secondRef);
     await runtime.close();
-    expect(await runtime.status(second.taskId, secondRef)).toEqual({ phase: 'exited', exitCode: 143 });
+  });
+
+  it('starts agents from a spawner of their own, which they and it outlive the runtime, and which a new runtime finds again', async () => {
+    const { runtime, dataDir } = makeRuntime();
+    const agent = spec('test/sleep');
+    const ref = await runtime.submit(agent);
+    const parent = parentOf(Number(ref));
+    expect(parent).not.toBe(process.pid);
+    expect(readFileSync(`/proc/${parent}/cmdline`, 'utf8')).toContain('process-spawner.js');
+    await runtime.close();
+
+    const later = makeRuntime(dataDir).runtime;
+    expect(await later.status(agent.taskId, ref)).toEqual({ phase: 'running' });
+    expect(await later.listManaged()).toEqual([{ taskId: agent.taskId, ref, state: { phase: 'running' } }]);
+    const exited = nextExit(later, agent.taskId);
+    await later.stop(agent.taskId, ref);
+    expect(await exited).toEqual({ phase: 'exited', exitCode: 143, reason: 'killed by SIGTERM' });
+    await later.remove(agent.taskId, ref);
+    expect(await later.listManaged()).toEqual([]);
+    await later.close();
+  });
+
+  it('starts the spawner anew when it is gone, and still answers for an agent it started before', async () => {
+    const { runtime, dataDir } = makeRuntime();
+    const sleeper = spec('test/sleep');
+    const sleeperRef = await runtime.submit(sleeper);
+    const spawnerPid = parentOf(Number(sleeperRef));
+    await runtime.stop(sleeper.taskId, sleeperRef);
+    const agent = spec('test/hello');
+    const exited = nextExit(runtime, agent.taskId);
+    const ref = await runtime.submit(agent);
+    await exited;
+    await runtime.close();
+    process.kill(spawnerPid, 'SIGKILL');
+    while (existsSync(`/proc/${spawnerPid}`) && !readFileSync(`/proc/${spawnerPid}/stat`, 'utf8').includes(') Z')) await new Promise((resolve) => setTimeout(resolve, 20));
+
+    const later = makeRuntime(dataDir).runtime;
+    // The exit was recorded in a file beside the log: the new spawner need not have seen it.
+    expect(await later.status(agent.taskId, ref)).toEqual({ phase: 'exited', exitCode: 0 });
+    const next = spec('test/sleep');
+    const nextRef = await later.submit(next);
+    expect(parentOf(Number(nextRef))).not.toBe(spawnerPid);
+    await later.stop(next.taskId, nextRef);
+    await later.close();
   });
 });
+
+/** The parent process id, from /proc (the command name may hold spaces and parentheses). */
+function parentOf(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[1]);
+}

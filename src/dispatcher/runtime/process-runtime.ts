@@ -1,11 +1,11 @@
 import { findProjectRoot } from '../../shared/config/project-root';
-import { ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, promises as fs, WriteStream } from 'node:fs';
-import { constants as osConstants } from 'node:os';
+import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { AppConfig } from '../../shared/config/config';
-import { lastLines, OutputTail } from './output-tail';
+import { lastLines } from './output-tail';
 import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend } from './runtime';
+import { SpawnerClient } from './spawner-client';
+import { exitFileOf, logFileOf, OUTPUT_LIMIT, SpawnedAgent, spawnerSocketPath } from './spawner-protocol';
 
 /** The bundled example agents, runnable from the build output without any container engine. */
 export const DEFAULT_IMAGE_COMMANDS: Record<string, string> = {
@@ -15,43 +15,51 @@ export const DEFAULT_IMAGE_COMMANDS: Record<string, string> = {
   'agent-examples/crash': 'node dist/src/examples/crash.js',
 };
 
-const OUTPUT_LIMIT = 1024 * 1024;
 const STOP_GRACE_MS = 10_000;
-const CLOSE_GRACE_MS = 3_000;
-/** Only these of the dispatcher's own environment reach an agent: never its secrets. */
+/** How often a stop looks again at its agent when no exit is pushed (the spawner went away meanwhile). */
+const STOP_POLL_MS = 1_000;
+/** Only these of the dispatcher's own environment reach the spawner and the agents: never its secrets. */
 const INHERITED_ENV = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'SYSTEMROOT'];
 
-interface ChildAgent {
-  taskId: string;
-  child: ChildProcess;
-  ref: string;
-  output: OutputTail;
-  logFile: string;
-  log: WriteStream;
-  exitCode?: number;
-  exited: Promise<void>;
-}
-
 /**
- * The `local` backend with LOCAL_ENGINE=process: each agent is a child process whose
- * command comes from LOCAL_IMAGE_COMMANDS (run without a shell, in the project root).
- * Output is kept in memory (last 1 MiB) and in `<DATA_DIR>/agent-logs/<task>.log`, so
- * logs outlive the process and the dispatcher.
+ * The `local` backend with LOCAL_ENGINE=process: each agent is a process whose command
+ * comes from LOCAL_IMAGE_COMMANDS (run without a shell, in the project root), started by
+ * this replica's spawner (`process-spawner.ts`), a small process of its own found again by
+ * its socket under DATA_DIR and started anew when it is gone. The agents are the spawner's
+ * children, not the server's: they outlive a dispatcher restart, and the restarted
+ * dispatcher finds them through the spawner as it finds containers by label. Output goes
+ * to `<DATA_DIR>/agent-logs/<task>.log` (its last 1 MiB), how an agent ended to
+ * `<task>.exit`, so both outlive the agent, the spawner and the dispatcher.
  */
 export class ProcessRuntime implements RuntimeBackend {
   readonly name = 'local' as const;
   readonly hostLocal = true;
   private readonly commands: Record<string, string>;
   private readonly logDir: string;
-  private readonly agents = new Map<string, ChildAgent>();
+  private readonly spawner: SpawnerClient;
   private readonly listeners: AgentStateListener[] = [];
-  /** The log folder is made once, not before every start; a failure is tried again next time. */
-  private logDirReady?: Promise<unknown>;
+  private readonly exitWaiters = new Map<string, (() => void)[]>();
   private closing = false;
 
-  constructor(config: Pick<AppConfig, 'localImageCommands' | 'dataDir'>, private readonly projectRoot = findProjectRoot()) {
+  constructor(
+    config: Pick<AppConfig, 'localImageCommands' | 'dataDir'> & Partial<Pick<AppConfig, 'dispatcherInstance' | 'dispatcherReplicaLostSeconds'>>,
+    private readonly projectRoot = findProjectRoot(),
+  ) {
     this.commands = { ...DEFAULT_IMAGE_COMMANDS, ...config.localImageCommands };
     this.logDir = agentLogDir(config.dataDir);
+    const stateDir = path.join(config.dataDir, 'spawner');
+    this.spawner = new SpawnerClient(
+      {
+        socketPath: spawnerSocketPath(stateDir, config.dispatcherInstance ?? 'local'),
+        stateDir,
+        logDir: this.logDir,
+        program: spawnerProgram(projectRoot),
+        // Twice the window: a survivor has failed the tasks by then, and a slow restart still finds its agents.
+        orphanSeconds: 2 * (config.dispatcherReplicaLostSeconds ?? 60),
+        env: inheritedEnv(),
+      },
+      (agent) => this.exited(agent),
+    );
   }
 
   commandFor(image: string): string | undefined {
@@ -68,126 +76,110 @@ export class ProcessRuntime implements RuntimeBackend {
     const command = this.commandFor(spec.image);
     if (!command) throw new Error(`no command is mapped for image ${spec.image}`);
     const [file, ...args] = command.trim().split(/\s+/);
-    this.logDirReady ??= fs.mkdir(this.logDir, { recursive: true }).catch((error: unknown) => {
-      this.logDirReady = undefined;
-      throw error;
+    const { pid } = await this.spawner.request({
+      op: 'spawn', taskId: spec.taskId, file: file === 'node' ? process.execPath : file, args, cwd: this.projectRoot, env: { ...inheritedEnv(), ...spec.env },
     });
-    await this.logDirReady;
-    const child = spawn(file === 'node' ? process.execPath : file, args, {
-      cwd: this.projectRoot,
-      env: { ...inheritedEnv(), ...spec.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const spawned = new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', reject);
-    });
-    // Watched before anything is awaited: a quick command can be over in the meantime.
-    const agent = this.track(spec.taskId, child, spawned);
-    await spawned.catch((error: unknown) => {
-      this.agents.delete(spec.taskId);
-      throw error;
-    });
-    return agent.ref;
+    return String(pid);
   }
 
-  private track(taskId: string, child: ChildProcess, spawned: Promise<void>): ChildAgent {
-    const logFile = this.logFileOf(taskId);
-    const output = new OutputTail(OUTPUT_LIMIT);
-    const log = createWriteStream(logFile, { flags: 'a' });
-    log.on('error', () => undefined);
-    const keep = (chunk: Buffer) => {
-      output.append(chunk);
-      log.write(chunk);
-    };
-    child.stdout?.on('data', keep);
-    child.stderr?.on('data', keep);
-    const agent: ChildAgent = { taskId, child, ref: String(child.pid), output, logFile, log, exited: Promise.resolve() };
-    agent.exited = new Promise((resolve) => {
-      child.once('close', (code, signal) => {
-        agent.exitCode = code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0);
-        log.end(() => void this.trimLog(agent).finally(resolve));
-        const state: AgentState = { phase: 'exited', exitCode: agent.exitCode, ...(signal ? { reason: `killed by ${signal}` } : {}) };
-        // A command that never started is reported by submit's rejection, not as an exit.
-        spawned.then(() => !this.closing && this.emit(taskId, state), () => this.agents.delete(taskId));
-      });
-    });
-    this.agents.set(taskId, agent);
-    return agent;
-  }
-
+  /** The spawner sends SIGTERM, then SIGKILL after 10 s; this waits for the end. */
   async stop(taskId: string, ref: string): Promise<void> {
-    const agent = this.agents.get(taskId);
-    if (agent && agent.ref === ref) {
-      if (agent.exitCode !== undefined) return;
-      agent.child.kill('SIGTERM');
-      const killer = setTimeout(() => agent.child.kill('SIGKILL'), STOP_GRACE_MS);
-      await agent.exited;
-      clearTimeout(killer);
+    const pid = Number(ref);
+    const known = await this.known(taskId, pid);
+    if (!known) {
+      await stopPid(pid);
       return;
     }
-    await stopPid(Number(ref));
+    if (known.exitCode !== undefined) return;
+    let exit = this.nextExit(taskId);
+    await this.spawner.request({ op: 'stop', taskId });
+    for (;;) {
+      await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, STOP_POLL_MS))]);
+      exit = this.nextExit(taskId);
+      const now = await this.known(taskId, pid);
+      if (!now) return stopPid(pid);
+      if (now.exitCode !== undefined) return;
+    }
   }
 
   async status(taskId: string, ref: string): Promise<AgentState> {
-    const agent = this.agents.get(taskId);
-    if (agent && agent.ref === ref) {
-      return agent.exitCode === undefined ? { phase: 'running' } : { phase: 'exited', exitCode: agent.exitCode };
-    }
-    if (isAlive(Number(ref))) return { phase: 'running' };
+    const pid = Number(ref);
+    const known = await this.known(taskId, pid);
+    if (known) return stateOf(known);
+    const recorded = await readExitFile(exitFileOf(this.logDir, taskId));
+    if (recorded && recorded.pid === pid && recorded.exitCode !== undefined) return stateOf(recorded);
+    if (isAlive(pid)) return { phase: 'running' };
     return { phase: 'gone', message: `The agent process ${ref} is gone (it ended while the dispatcher was not watching it) and the task never checked back.` };
   }
 
   async logs(taskId: string, _ref: string, tail?: number): Promise<string> {
-    const agent = this.agents.get(taskId);
-    if (agent) return lastLines(agent.output.toBuffer().toString('utf8'), tail);
-    const file = this.logFileOf(taskId);
+    const file = logFileOf(this.logDir, taskId);
     if (!existsSync(file)) return '';
     return lastLines((await readTail(file, OUTPUT_LIMIT)).toString('utf8'), tail);
   }
 
+  /** Forgets an ended agent: its record in the spawner and its exit file (the log stays for the logs endpoint). */
   async remove(taskId: string, _ref?: string): Promise<void> {
-    const agent = this.agents.get(taskId);
-    if (agent && agent.exitCode !== undefined) {
-      await agent.exited;
-      this.agents.delete(taskId);
-    }
+    this.exitWaiters.delete(taskId);
+    await this.spawner.request({ op: 'forget', taskId });
+    if (!(await this.known(taskId))) await fs.rm(exitFileOf(this.logDir, taskId), { force: true });
   }
 
   async listManaged(): Promise<ManagedAgent[]> {
-    return Promise.all([...this.agents.values()].map(async (agent) => ({ taskId: agent.taskId, ref: agent.ref, state: await this.status(agent.taskId, agent.ref) })));
+    const { agents = [] } = await this.spawner.request({ op: 'list' });
+    return agents.map((agent) => ({ taskId: agent.taskId, ref: String(agent.pid), state: stateOf(agent) }));
   }
 
   onStateChange(listener: AgentStateListener): void {
     this.listeners.push(listener);
   }
 
+  /** Reaches the spawner, starting it when it is gone. */
   async ping(): Promise<void> {
-    // Child processes need nothing but this process.
+    await this.spawner.request({ op: 'get', taskId: '' });
   }
 
-  /** Stops every agent this process started: their output pipes end with it anyway. */
+  /** Lets go of the spawner; the agents run on, and the next dispatcher of this replica finds them there. */
   async close(): Promise<void> {
     this.closing = true;
-    const live = [...this.agents.values()].filter((agent) => agent.exitCode === undefined);
-    for (const agent of live) agent.child.kill('SIGTERM');
-    const killer = setTimeout(() => live.forEach((agent) => agent.child.kill('SIGKILL')), CLOSE_GRACE_MS);
-    await Promise.all(live.map((agent) => agent.exited));
-    clearTimeout(killer);
+    this.spawner.close();
     this.listeners.length = 0;
   }
 
-  private emit(taskId: string, state: AgentState): void {
-    for (const listener of this.listeners) listener(taskId, state);
+  private async known(taskId: string, pid?: number): Promise<SpawnedAgent | undefined> {
+    const { agents = [] } = await this.spawner.request({ op: 'get', taskId });
+    return agents.find((agent) => pid === undefined || agent.pid === pid);
   }
 
-  private logFileOf(taskId: string): string {
-    return path.join(this.logDir, `${taskId.replace(/[^0-9a-zA-Z-]/g, '')}.log`);
+  private nextExit(taskId: string): Promise<void> {
+    return new Promise((resolve) => this.exitWaiters.set(taskId, [...(this.exitWaiters.get(taskId) ?? []), resolve]));
   }
 
-  private async trimLog(agent: ChildAgent): Promise<void> {
-    const stats = await fs.stat(agent.logFile).catch(() => null);
-    if (stats && stats.size > OUTPUT_LIMIT) await fs.writeFile(agent.logFile, agent.output.toBuffer()).catch(() => undefined);
+  private exited(agent: SpawnedAgent): void {
+    const waiters = this.exitWaiters.get(agent.taskId) ?? [];
+    this.exitWaiters.delete(agent.taskId);
+    waiters.forEach((resolve) => resolve());
+    if (this.closing) return;
+    const state: AgentState = { ...(stateOf(agent) as Extract<AgentState, { phase: 'exited' }>), ...(agent.signal && !agent.reason ? { reason: `killed by ${agent.signal}` } : {}) };
+    for (const listener of this.listeners) listener(agent.taskId, state);
+  }
+}
+
+function stateOf(agent: SpawnedAgent): AgentState {
+  if (agent.exitCode === undefined) return { phase: 'running' };
+  return { phase: 'exited', exitCode: agent.exitCode, ...(agent.reason ? { reason: 'stopped', message: agent.reason } : {}) };
+}
+
+/** The spawner program from the build: beside this file when it runs from dist/, else in the project's dist/. */
+function spawnerProgram(projectRoot: string): string {
+  return __filename.endsWith('.js') ? path.join(__dirname, 'process-spawner.js') : path.join(projectRoot, 'dist/src/dispatcher/runtime/process-spawner.js');
+}
+
+async function readExitFile(file: string): Promise<SpawnedAgent | null> {
+  try {
+    return JSON.parse(await fs.readFile(file, 'utf8')) as SpawnedAgent;
+  } catch {
+    return null;
   }
 }
 

@@ -1,0 +1,275 @@
+/**
+ * The process engine's spawner: a small long-lived program (node built-ins only, a few MB)
+ * that starts the agents of one dispatcher replica, so that they are neither forked from
+ * the server nor tied to its life. It listens on a unix socket under DATA_DIR
+ * (`spawner-protocol.ts`), writes each agent's output to `<task>.log` (kept to its last
+ * 1 MiB), records how each agent ended in `<task>.exit`, and pushes exits to the
+ * dispatchers connected to it. A dispatcher that restarts connects again and finds its
+ * agents where they were.
+ *
+ * Left without any dispatcher for the orphan window (DISPATCHER_REPLICA_LOST_SECONDS),
+ * it stops its agents: by then a surviving replica takes their tasks for lost and fails
+ * them, and an agent must not run on for a task that is over. With no agent running and
+ * no dispatcher connected it exits after a few seconds; the next dispatcher starts it anew.
+ *
+ *   node process-spawner.js <socket> <log dir> <orphan seconds>
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import * as net from 'node:net';
+import { constants as osConstants } from 'node:os';
+import * as path from 'node:path';
+import { exitFileOf, logFileOf, OUTPUT_LIMIT, SpawnedAgent, SpawnerAnswer, SpawnerExitEvent, SpawnerRequest, SpawnRequest } from './spawner-protocol';
+
+/** A log is cut back to its last OUTPUT_LIMIT bytes when it grows past this. */
+const TRIM_AT = 2 * OUTPUT_LIMIT;
+const STOP_GRACE_MS = 10_000;
+const IDLE_EXIT_MS = 5_000;
+
+interface Agent extends SpawnedAgent {
+  child?: ChildProcess;
+  fd?: number;
+  size: number;
+  killer?: NodeJS.Timeout;
+}
+
+export class Spawner {
+  private readonly agents = new Map<string, Agent>();
+  private readonly clients = new Set<net.Socket>();
+  private readonly server = net.createServer((socket) => this.accept(socket));
+  private idleTimer?: NodeJS.Timeout;
+  private orphanTimer?: NodeJS.Timeout;
+
+  constructor(private readonly socketPath: string, private readonly logDir: string, private readonly orphanSeconds: number) {}
+
+  async listen(): Promise<void> {
+    mkdirSync(path.dirname(this.socketPath), { recursive: true });
+    try {
+      await this.listenOnce();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw error;
+      // A socket file is there: another spawner answering on it wins; a dead one's file is replaced.
+      if (await answers(this.socketPath)) {
+        log('another spawner already listens on this socket; exiting');
+        process.exit(0);
+      }
+      unlinkSync(this.socketPath);
+      await this.listenOnce();
+    }
+    this.whenAlone();
+  }
+
+  private listenOnce(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.socketPath, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  private accept(socket: net.Socket): void {
+    this.clients.add(socket);
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.orphanTimer);
+    socket.setEncoding('utf8');
+    socket.on('error', () => undefined);
+    let pending = '';
+    socket.on('data', (text: string) => {
+      pending += text;
+      let newline: number;
+      while ((newline = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, newline);
+        pending = pending.slice(newline + 1);
+        if (line.trim()) void this.handle(socket, line);
+      }
+    });
+    socket.on('close', () => {
+      this.clients.delete(socket);
+      this.whenAlone();
+    });
+  }
+
+  private async handle(socket: net.Socket, line: string): Promise<void> {
+    let id = 0;
+    let answer: SpawnerAnswer;
+    try {
+      const request = JSON.parse(line) as SpawnerRequest & { id: number };
+      id = request.id;
+      answer = { id, ok: true, ...(await this.perform(request)) };
+    } catch (error) {
+      answer = { id, ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
+    if (!socket.destroyed) socket.write(`${JSON.stringify(answer)}\n`);
+  }
+
+  private async perform(request: SpawnerRequest): Promise<{ pid?: number; agents?: SpawnedAgent[] }> {
+    switch (request.op) {
+      case 'spawn':
+        return { pid: await this.spawn(request) };
+      case 'stop':
+        this.stop(request.taskId);
+        return {};
+      case 'list':
+        return { agents: [...this.agents.values()].map(recordOf) };
+      case 'get': {
+        const agent = this.agents.get(request.taskId);
+        return { agents: agent ? [recordOf(agent)] : [] };
+      }
+      case 'forget':
+        this.forget(request.taskId);
+        return {};
+      default:
+        throw new Error(`unknown operation ${(request as { op: string }).op}`);
+    }
+  }
+
+  /** A repeated spawn of a task whose agent still runs answers that agent's pid. */
+  private async spawn(request: SpawnRequest): Promise<number> {
+    const known = this.agents.get(request.taskId);
+    if (known && known.exitCode === undefined) return known.pid;
+    // Made at each start: a folder that could not be made once may be possible now.
+    mkdirSync(this.logDir, { recursive: true });
+    const fd = openSync(logFileOf(this.logDir, request.taskId), 'a+');
+    const child = spawn(request.file, request.args, { cwd: request.cwd, env: request.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.once('spawn', resolve);
+        child.once('error', reject);
+      });
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+    const agent: Agent = { taskId: request.taskId, pid: child.pid!, child, fd, size: fstatSync(fd).size };
+    this.agents.set(request.taskId, agent);
+    const keep = (chunk: Buffer) => this.write(agent, chunk);
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    child.once('close', (code, signal) => this.ended(agent, code ?? 128 + (signal ? (osConstants.signals[signal] ?? 0) : 0), signal));
+    return agent.pid;
+  }
+
+  /** Appends to the agent's log; past TRIM_AT the file is cut back to its last OUTPUT_LIMIT bytes (this process is its only writer). */
+  private write(agent: Agent, chunk: Buffer): void {
+    if (agent.fd === undefined) return;
+    try {
+      writeSync(agent.fd, chunk);
+      agent.size += chunk.length;
+      if (agent.size > TRIM_AT) {
+        const tail = Buffer.alloc(OUTPUT_LIMIT);
+        readSync(agent.fd, tail, 0, OUTPUT_LIMIT, agent.size - OUTPUT_LIMIT);
+        ftruncateSync(agent.fd, 0);
+        writeSync(agent.fd, tail);
+        agent.size = OUTPUT_LIMIT;
+      }
+    } catch (error) {
+      log(`could not write the output of ${agent.taskId}: ${String(error)}`);
+    }
+  }
+
+  private ended(agent: Agent, exitCode: number, signal: NodeJS.Signals | null): void {
+    clearTimeout(agent.killer);
+    agent.exitCode = exitCode;
+    if (signal) agent.signal = signal;
+    if (agent.fd !== undefined) closeSync(agent.fd);
+    agent.fd = undefined;
+    agent.child = undefined;
+    try {
+      writeFileSync(exitFileOf(this.logDir, agent.taskId), JSON.stringify(recordOf(agent)));
+    } catch (error) {
+      log(`could not record the exit of ${agent.taskId}: ${String(error)}`);
+    }
+    const event: SpawnerExitEvent = { event: 'exit', agent: recordOf(agent) };
+    for (const client of this.clients) if (!client.destroyed) client.write(`${JSON.stringify(event)}\n`);
+    this.whenAlone();
+  }
+
+  private stop(taskId: string, reason?: string): void {
+    const agent = this.agents.get(taskId);
+    if (!agent?.child || agent.exitCode !== undefined || agent.killer) return;
+    if (reason) agent.reason = reason;
+    agent.child.kill('SIGTERM');
+    agent.killer = setTimeout(() => agent.child?.kill('SIGKILL'), STOP_GRACE_MS);
+  }
+
+  private forget(taskId: string): void {
+    const agent = this.agents.get(taskId);
+    if (agent && agent.exitCode === undefined) return;
+    this.agents.delete(taskId);
+    try {
+      unlinkSync(exitFileOf(this.logDir, taskId));
+    } catch {
+      // never written, or already gone
+    }
+  }
+
+  private running(): Agent[] {
+    return [...this.agents.values()].filter((agent) => agent.exitCode === undefined);
+  }
+
+  /** With no dispatcher connected: exit when idle, stop the agents when alone for the orphan window. */
+  private whenAlone(): void {
+    if (this.clients.size > 0) return;
+    if (this.running().length === 0) {
+      clearTimeout(this.orphanTimer);
+      this.orphanTimer = undefined;
+      clearTimeout(this.idleTimer);
+      this.idleTimer = setTimeout(() => this.exitIfIdle(), IDLE_EXIT_MS);
+      return;
+    }
+    this.orphanTimer ??= setTimeout(() => {
+      this.orphanTimer = undefined;
+      const reason = `no dispatcher connected to its spawner for ${this.orphanSeconds} s`;
+      log(`${reason}; stopping ${this.running().length} agent(s)`);
+      for (const agent of this.running()) this.stop(agent.taskId, reason);
+    }, this.orphanSeconds * 1000);
+  }
+
+  private exitIfIdle(): void {
+    if (this.clients.size > 0 || this.running().length > 0) return;
+    this.server.close();
+    try {
+      unlinkSync(this.socketPath);
+    } catch {
+      // already gone
+    }
+    process.exit(0);
+  }
+}
+
+function recordOf(agent: Agent): SpawnedAgent {
+  return {
+    taskId: agent.taskId,
+    pid: agent.pid,
+    ...(agent.exitCode === undefined ? {} : { exitCode: agent.exitCode }),
+    ...(agent.signal ? { signal: agent.signal } : {}),
+    ...(agent.reason ? { reason: agent.reason } : {}),
+  };
+}
+
+function answers(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(socketPath, () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.on('error', () => resolve(false));
+  });
+}
+
+function log(message: string): void {
+  process.stderr.write(`${new Date().toISOString()} spawner ${process.pid}: ${message}\n`);
+}
+
+if (require.main === module) {
+  const [socketPath, logDir, orphanSeconds] = process.argv.slice(2);
+  new Spawner(socketPath, logDir, Number(orphanSeconds) || 60).listen().then(
+    () => log(`listening on ${socketPath}`),
+    (error: unknown) => {
+      log(`could not listen on ${socketPath}: ${String(error)}`);
+      process.exit(1);
+    },
+  );
+}
