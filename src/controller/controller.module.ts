@@ -14,6 +14,7 @@ import { HealthModule } from './health/health.module';
 import { ControllerGauges } from './metrics/controller-gauges';
 import { OAuthModule } from './oauth/oauth.module';
 import { SkillsModule } from './skills/skills.module';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { TaskHotRoutes } from './tasks/task-hot-routes';
 import { TasksModule } from './tasks/tasks.module';
 import { WebhookHotRoutes } from './webhooks/webhook-hot-routes';
@@ -25,7 +26,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
  * routes in the order they were registered, which is this order: the two that take the
  * most requests (webhook ingest, task callbacks and progress) come first.
  */
-export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule];
+export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule, SubscriptionsModule];
 
 /** The providers of the controller's hot routes (see `mountHotRoutes`), webhook ingest first. */
 export const CONTROLLER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [WebhookHotRoutes, TaskHotRoutes];

@@ -2,6 +2,7 @@ import {
   anyObject, bool, integer, list, nullableInteger, nullableText, nullableTime, page, record, ref, SchemaObject, stringMap, text, time, uuid,
 } from '../shared/http/openapi-schema';
 import { SCOPES } from './auth/scopes';
+import { SUBSCRIPTION_SCHEMAS } from './subscriptions/subscriptions.openapi';
 import { TASK_STATUSES } from './tasks/tasks.entity';
 
 /** The controller's answers, as components of its OpenAPI document (referenced by name in the decorators). */
@@ -160,4 +161,5 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
   WebhookDuplicate: record({ status: text({ enum: ['duplicate'] }), routed_to: nullableText() }),
   WebhookChallenge: record({ challenge: text({ description: 'The chat url_verification challenge, echoed' }) }),
   DeliveryReplay: record({ status: text({ enum: ['ok', 'ignored'] }), routed_to: nullableText(), task_guid: uuid(), delivery: uuid() }, ['task_guid']),
+  ...SUBSCRIPTION_SCHEMAS,
 };

@@ -4,6 +4,7 @@ import { TaskEvent } from './events/events.entity';
 import { OAuthAccessToken } from './oauth/oauth-access-token.entity';
 import { OAuthClient } from './oauth/oauth-client.entity';
 import { Skill, SkillVersion } from './skills/skills.entity';
+import { Subscription, SubscriptionDelivery } from './subscriptions/subscriptions.entity';
 import { Task } from './tasks/tasks.entity';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
 import { Workflow } from './workflows/workflows.entity';
@@ -20,4 +21,6 @@ export const CONTROLLER_ENTITIES: Function[] = [
   Workflow,
   WebhookDelivery,
   TaskEvent,
+  Subscription,
+  SubscriptionDelivery,
 ];

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { SubscriptionDeliveryService } from './subscription-delivery.service';
+import { SubscriptionGauges } from './subscription-metrics';
+import { SubscriptionsController } from './subscriptions.controller';
+import { SubscriptionsService } from './subscriptions.service';
+
+@Module({
+  controllers: [SubscriptionsController],
+  providers: [SubscriptionsService, SubscriptionDeliveryService, SubscriptionGauges],
+})
+export class SubscriptionsModule {}
