@@ -61,7 +61,8 @@ export class SubscriptionOutbox {
   async record(delivery: ClaimedDelivery, attempt: DeliveryAttempt, outcome: AttemptOutcome, disableAfterSeconds: number): Promise<{ failingTooLong: boolean }> {
     const state = outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'retry' ? 'pending' : 'failed';
     const delayMs = outcome.kind === 'retry' ? outcome.delayMs : 0;
-    const [row] = (await this.db.query(
+    // An UPDATE answers [rows, affected count].
+    const [[row]] = (await this.db.query(
       `WITH recorded AS (
          UPDATE ${DELIVERIES} SET state = $2, claimed_by = NULL, last_status = $3, last_error = $4,
            attempts = attempts || $5::jsonb, next_attempt_at = now() + make_interval(secs => $6::float8 / 1000),
@@ -71,7 +72,7 @@ export class SubscriptionOutbox {
        FROM recorded WHERE s.id = recorded.subscription_id
        RETURNING (s.failing_since < now() - make_interval(secs => $7)) AS failing_too_long`,
       [delivery.id, state, attempt.status_code, attempt.error, JSON.stringify([attempt]), delayMs, disableAfterSeconds],
-    )) as { failing_too_long: boolean | null }[];
+    )) as [{ failing_too_long: boolean | null }[], number];
     return { failingTooLong: row?.failing_too_long === true };
   }
 
