@@ -54,25 +54,29 @@ export class SubscriptionOutbox {
   }
 
   /**
-   * Records an attempt and its outcome in one statement with the subscription's failure
-   * clock: a success clears it, a failure starts it (if not running). Answers whether the
-   * subscription has now been failing longer than `disableAfterSeconds`.
+   * Records an attempt and its outcome with the subscription's failure clock: a success
+   * stops it, a failure starts it if it is not running. The subscription row is written only
+   * when the clock changes, so concurrent attempts of one endpoint do not queue on its lock.
+   * Answers whether the subscription has been failing longer than `disableAfterSeconds`.
    */
   async record(delivery: ClaimedDelivery, attempt: DeliveryAttempt, outcome: AttemptOutcome, disableAfterSeconds: number): Promise<{ failingTooLong: boolean }> {
     const state = outcome.kind === 'delivered' ? 'delivered' : outcome.kind === 'retry' ? 'pending' : 'failed';
     const delayMs = outcome.kind === 'retry' ? outcome.delayMs : 0;
-    // An UPDATE answers [rows, affected count].
-    const [[row]] = (await this.db.query(
+    const [row] = (await this.db.query(
       `WITH recorded AS (
          UPDATE ${DELIVERIES} SET state = $2, claimed_by = NULL, last_status = $3, last_error = $4,
            attempts = attempts || $5::jsonb, next_attempt_at = now() + make_interval(secs => $6::float8 / 1000),
            delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE delivered_at END
-         WHERE id = $1 AND claimed_by IS NOT NULL RETURNING subscription_id)
-       UPDATE ${SUBSCRIPTIONS} s SET failing_since = CASE WHEN $2 = 'delivered' THEN NULL ELSE COALESCE(s.failing_since, now()) END
-       FROM recorded WHERE s.id = recorded.subscription_id
-       RETURNING (s.failing_since < now() - make_interval(secs => $7)) AS failing_too_long`,
+         WHERE id = $1 AND claimed_by IS NOT NULL RETURNING subscription_id),
+       clock AS (
+         UPDATE ${SUBSCRIPTIONS} s SET failing_since = CASE WHEN $2 = 'delivered' THEN NULL ELSE now() END
+         FROM recorded WHERE s.id = recorded.subscription_id
+           AND CASE WHEN $2 = 'delivered' THEN s.failing_since IS NOT NULL ELSE s.failing_since IS NULL END
+         RETURNING s.id)
+       SELECT (s.failing_since < now() - make_interval(secs => $7)) AS failing_too_long
+       FROM recorded JOIN ${SUBSCRIPTIONS} s ON s.id = recorded.subscription_id`,
       [delivery.id, state, attempt.status_code, attempt.error, JSON.stringify([attempt]), delayMs, disableAfterSeconds],
-    )) as [{ failing_too_long: boolean | null }[], number];
+    )) as { failing_too_long: boolean | null }[];
     return { failingTooLong: row?.failing_too_long === true };
   }
 
