@@ -1,7 +1,5 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { ReplicaSignal } from '../../shared/database/replica-signal';
@@ -35,17 +33,15 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
   private readonly loop = new SerialLoop(() => this.deliverDue(), (error) => this.logger.error({ err: error }, 'Subscription delivery round failed'));
   private readonly signal = new ReplicaSignal(EVENTS_CHANNEL, this.logger);
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly outbox: SubscriptionOutbox;
   private readonly poster: SubscriptionPoster;
   private readonly cipher: ApiKeyCipher;
   private readonly claimant: string;
   private timer?: NodeJS.Timeout;
 
   constructor(
-    @InjectDataSource() db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly outbox: SubscriptionOutbox,
   ) {
-    this.outbox = new SubscriptionOutbox(db);
     this.poster = new SubscriptionPoster(new TargetPolicy(config.subscriptions.allowedCidrs));
     this.cipher = new ApiKeyCipher(config.secretKey);
     this.claimant = `${hostname()}:${config.controllerPort}`;

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DeliveryAttempt } from './subscriptions.entity';
 
@@ -29,8 +31,9 @@ export type AttemptOutcome =
  * during the POST, and take at most `perEndpoint` rows of one subscription, counting those
  * already under way anywhere: a slow endpoint fills its own slots and nobody else's.
  */
+@Injectable()
 export class SubscriptionOutbox {
-  constructor(private readonly db: DataSource) {}
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   async claim(room: number, perEndpoint: number, claimant: string, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     return (await this.db.query(
@@ -107,5 +110,17 @@ export class SubscriptionOutbox {
       [claimant],
     )) as [unknown[], number];
     return rows.length;
+  }
+
+  /** Deletes up to `limit` deliveries that ended (delivered or failed) more than `days` ago, oldest first. */
+  async deleteEndedBefore(days: number, limit: number): Promise<number> {
+    const rows = (await this.db.query(
+      `DELETE FROM ${DELIVERIES} WHERE id IN (
+         SELECT id FROM ${DELIVERIES} WHERE state <> 'pending' AND created_at < now() - make_interval(days => $1)
+         ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [days, limit],
+    )) as [unknown[], number];
+    return rows[0].length;
   }
 }
