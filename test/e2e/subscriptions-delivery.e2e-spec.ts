@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { checkInDispatcher, createTask } from '../harness/controller-tasks';
+import { scrape } from '../harness/metrics';
 import { EventReceiver } from '../harness/event-receiver';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { subscribe, subscriptionApi } from '../harness/subscriptions';
@@ -134,6 +135,13 @@ describe('outbound event delivery', () => {
     const event = await waitFor(() => watcher.ofType('subscription.disabled').find((d) => d.body.data.subscription_id === failing.body.id), 20_000, 'subscription.disabled');
     expect(event.body.data).toMatchObject({ reason: 'failing', status: 'disabled' });
     expect((await api().get(failing.body.id)).body).toMatchObject({ enabled: false, disabled_reason: 'failing' });
+
+    const metrics = await scrape(system.controllerUrl);
+    expect(metrics.value('controller_subscriptions_disabled')).toBeGreaterThanOrEqual(2);
+    expect(metrics.value('controller_subscription_attempts_total{outcome="delivered"}')).toBeGreaterThan(10);
+    expect(metrics.value('controller_subscription_attempts_total{outcome="failed"}')).toBeGreaterThan(5);
+    expect(metrics.value(`controller_subscription_pending_deliveries{subscription="${failing.body.id}"}`)).toBeGreaterThanOrEqual(0);
+    expect(metrics.value(`controller_subscription_oldest_undelivered_age_seconds{subscription="${failing.body.id}"}`)).toBeDefined();
   });
 
   it('refuses private, link-local and loopback targets, including a name that resolves to 127.0.0.1', async () => {
