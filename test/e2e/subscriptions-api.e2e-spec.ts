@@ -53,12 +53,16 @@ describe('subscriptions API', () => {
     expect((await subscriptionApi(system).replaySince('00000000-0000-4000-8000-000000000000', 'yesterday')).status).toBe(400);
   });
 
-  it('needs the subscriptions scopes, and shows an OAuth client only its own subscriptions', async () => {
+  it('needs the subscriptions scopes and the scope that reads the events, and shows an OAuth client only its own subscriptions', async () => {
     const reader = await clientBearer(system, ['subscriptions:read']);
     expect((await subscribe(system, { url: endpoint.url, event_types: ['task.created'] }, reader)).status).toBe(403);
     expect((await http('GET', `${system.controllerUrl}/api/v1/subscriptions/`)).status).toBe(401);
-    const alice = await clientBearer(system, ['subscriptions:read', 'subscriptions:write']);
-    const bob = await clientBearer(system, ['subscriptions:read', 'subscriptions:write']);
+    const blind = await clientBearer(system, ['subscriptions:read', 'subscriptions:write']);
+    const refused = await subscribe(system, { url: endpoint.url, event_types: ['task.finished'] }, blind);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ code: 'permission_denied', detail: expect.stringContaining('tasks:read') });
+    const alice = await clientBearer(system, ['subscriptions:read', 'subscriptions:write', 'tasks:read']);
+    const bob = await clientBearer(system, ['subscriptions:read', 'subscriptions:write', 'tasks:read']);
     const mine = await subscribe(system, { url: endpoint.url, event_types: ['task.created'] }, alice);
     expect(mine.status).toBe(201);
     expect((await subscriptionApi(system, bob).get(mine.body.id)).status).toBe(404);

@@ -20,7 +20,7 @@ export class SubscriptionsController {
 
   @Post()
   @OperatorOrScope('subscriptions:write')
-  @ApiOperation({ summary: 'Subscribe an endpoint to events; the answer holds its signing secret, shown this once' })
+  @ApiOperation({ summary: 'Subscribe an endpoint to events; the answer holds its signing secret, shown this once. An OAuth client also needs tasks:read for task events and dispatchers:read for dispatcher.state' })
   @Answers(201, 'SubscriptionWithSecret', 'The subscription and its secret')
   create(@Body() body: CreateSubscriptionDto, @CurrentPrincipal() principal: Principal) {
     return this.subscriptions.create(body, principal);

@@ -7,12 +7,33 @@ import { keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { DomainError } from '../../shared/errors/domain-error';
 import { CursorPage, toCursorPage } from '../../shared/http/page';
 import { Principal } from '../auth/principal';
+import { Scope } from '../auth/scopes';
 import { ApiKeyCipher } from '../dispatchers/api-key-cipher';
 import { newSecret } from './subscription-signing';
 import { TargetPolicy, urlProblem } from './subscription-target';
 import { CreateSubscriptionDto, UpdateSubscriptionDto } from './subscriptions.dto';
-import { DeliveryState, Subscription, SubscriptionDelivery } from './subscriptions.entity';
+import { DeliveryState, Subscription, SubscriptionDelivery, SubscriptionEventType } from './subscriptions.entity';
 import { DeliveryView, SubscriptionView, toDeliveryView, toSubscriptionView } from './subscription-views';
+
+/** The scope an OAuth client needs to be sent events of a type (it could read them through the API with it). */
+const READ_SCOPE: Record<SubscriptionEventType, Scope | null> = {
+  'task.created': 'tasks:read',
+  'task.status': 'tasks:read',
+  'task.progress': 'tasks:read',
+  'task.finished': 'tasks:read',
+  'task.retrying': 'tasks:read',
+  'dispatcher.state': 'dispatchers:read',
+  'subscription.disabled': null,
+};
+
+/** A subscription is no way around the scopes: a client is sent only the events its own token could read. */
+function checkReadable(types: SubscriptionEventType[], principal: Principal): void {
+  if (principal.kind === 'operator') return;
+  const missing = [...new Set(types.map((type) => READ_SCOPE[type]).filter((scope): scope is Scope => scope !== null && !principal.scopes.includes(scope)))];
+  if (missing.length > 0) {
+    throw new DomainError('permission_denied', `Subscribing to these event types needs the scope ${missing.join(' and ')} as well.`, { details: { missing_scopes: missing } });
+  }
+}
 
 /** A rotated secret keeps signing beside the new one this long. */
 export const ROTATION_OVERLAP_HOURS = 24;
@@ -37,6 +58,7 @@ export class SubscriptionsService {
 
   async create(body: CreateSubscriptionDto, principal: Principal): Promise<SubscriptionView & { secret: string }> {
     this.checkUrl(body.url);
+    checkReadable(body.event_types, principal);
     const secret = newSecret();
     const saved = await this.db.getRepository(Subscription).save({
       url: body.url,
@@ -63,6 +85,7 @@ export class SubscriptionsService {
   async update(id: string, body: UpdateSubscriptionDto, principal: Principal): Promise<SubscriptionView> {
     const subscription = await this.find(id, principal);
     if (body.url !== undefined) this.checkUrl(body.url);
+    if (body.event_types !== undefined) checkReadable(body.event_types, principal);
     const enabling = body.enabled === true && !subscription.enabled;
     await this.db.getRepository(Subscription).update(id, {
       ...(body.url !== undefined ? { url: body.url } : {}),
