@@ -548,7 +548,7 @@ export interface paths {
         /** List subscriptions, newest first (an OAuth client sees its own) */
         get: operations["subscriptions_list"];
         put?: never;
-        /** Subscribe an endpoint to events; the answer holds its signing secret, shown this once */
+        /** Subscribe an endpoint to events; the answer holds its signing secret, shown this once. An OAuth client also needs tasks:read for task events and dispatchers:read for dispatcher.state */
         post: operations["subscriptions_create"];
         delete?: never;
         options?: never;
