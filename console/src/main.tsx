@@ -6,6 +6,7 @@ import { Deliveries } from './pages/Deliveries';
 import { Dispatchers } from './pages/Dispatchers';
 import { SignIn } from './pages/SignIn';
 import { Skills } from './pages/Skills';
+import { Subscriptions } from './pages/Subscriptions';
 import { TaskDetail } from './pages/TaskDetail';
 import { Tasks } from './pages/Tasks';
 import { Workflows } from './pages/Workflows';
@@ -18,6 +19,7 @@ const PAGES = [
   { path: 'workflows', title: 'Workflows' },
   { path: 'deliveries', title: 'Webhook deliveries' },
   { path: 'skills', title: 'Skills' },
+  { path: 'subscriptions', title: 'Subscriptions' },
 ];
 
 /** `#/tasks/<guid>` → ['tasks', '<guid>']: hash routes need nothing from the server. */
@@ -63,6 +65,7 @@ function App() {
         {page === 'workflows' && <Workflows credential={credential} />}
         {page === 'deliveries' && <Deliveries credential={credential} />}
         {page === 'skills' && <Skills credential={credential} selected={id} />}
+        {page === 'subscriptions' && <Subscriptions credential={credential} selected={id} />}
       </main>
     </>
   );

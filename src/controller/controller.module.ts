@@ -16,6 +16,7 @@ import { QueueGauges } from './scheduling/queue-gauges';
 import { OAuthModule } from './oauth/oauth.module';
 import { SchedulesModule } from './schedules/schedules.module';
 import { SkillsModule } from './skills/skills.module';
+import { SubscriptionsModule } from './subscriptions/subscriptions.module';
 import { TaskHotRoutes } from './tasks/task-hot-routes';
 import { TasksModule } from './tasks/tasks.module';
 import { WebhookHotRoutes } from './webhooks/webhook-hot-routes';
@@ -27,7 +28,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
  * routes in the order they were registered, which is this order: the two that take the
  * most requests (webhook ingest, task callbacks and progress) come first.
  */
-export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule, SchedulesModule];
+export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule, SchedulesModule, SubscriptionsModule];
 
 /** The providers of the controller's hot routes (see `mountHotRoutes`), webhook ingest first. */
 export const CONTROLLER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [WebhookHotRoutes, TaskHotRoutes];

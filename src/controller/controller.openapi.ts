@@ -3,6 +3,7 @@ import {
 } from '../shared/http/openapi-schema';
 import { SCOPES } from './auth/scopes';
 import { RETRY_REASONS } from './scheduling/retry-policy';
+import { SUBSCRIPTION_SCHEMAS } from './subscriptions/subscriptions.openapi';
 import { TASK_STATUSES } from './tasks/tasks.entity';
 
 const retryPolicy = () => record({
@@ -206,4 +207,5 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
   WebhookDuplicate: record({ status: text({ enum: ['duplicate'] }), routed_to: nullableText() }),
   WebhookChallenge: record({ challenge: text({ description: 'The chat url_verification challenge, echoed' }) }),
   DeliveryReplay: record({ status: text({ enum: ['ok', 'ignored'] }), routed_to: nullableText(), task_guid: uuid(), delivery: uuid() }, ['task_guid']),
+  ...SUBSCRIPTION_SCHEMAS,
 };

@@ -7,6 +7,7 @@ import { ScheduleTick } from './schedules/schedule-tick.entity';
 import { QueueClock } from './scheduling/queue-clock.entity';
 import { TaskAttempt } from './scheduling/task-attempt.entity';
 import { Skill, SkillVersion } from './skills/skills.entity';
+import { Subscription, SubscriptionDelivery } from './subscriptions/subscriptions.entity';
 import { Task } from './tasks/tasks.entity';
 import { WebhookDelivery } from './webhooks/webhook-delivery.entity';
 import { Workflow } from './workflows/workflows.entity';
@@ -26,4 +27,6 @@ export const CONTROLLER_ENTITIES: Function[] = [
   ScheduleTick,
   QueueClock,
   TaskAttempt,
+  Subscription,
+  SubscriptionDelivery,
 ];

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DataSource } from 'typeorm';
 import { ControllerRetention } from '../../src/controller/controller-retention';
+import { SubscriptionOutbox } from '../../src/controller/subscriptions/subscription-outbox';
 import { TasksRepository as ControllerTasks } from '../../src/controller/tasks/tasks.repository';
 import { DeliveryLedger } from '../../src/controller/webhooks/delivery-ledger';
 import { DispatcherRetention } from '../../src/dispatcher/dispatcher-retention';
@@ -161,6 +162,7 @@ describe('retention', () => {
       system.controller!.get(EventsRepository),
       storage,
       { ...system.config, taskRetentionDays: 0, deliveryRetentionDays: 0 },
+      system.controller!.get(SubscriptionOutbox),
     );
     // Events are a bounded window whatever the task settings: only they are swept.
     expect([...(await keepAll.sweepAll()).keys()]).toEqual(['events']);

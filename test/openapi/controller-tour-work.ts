@@ -2,6 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { pushPayload, signedWebhook } from '../harness/webhooks';
 import { randomPackage } from '../harness/skills';
 import { asIs, ControllerClient } from './clients';
+import { subscriptionsTour } from './controller-tour-subscriptions';
 import { expectStatus } from './tour';
 
 export interface WorkTourContext {
@@ -36,6 +37,7 @@ export async function workTour(client: ControllerClient, context: WorkTourContex
   expectStatus(await client.GET('/api/v1/tasks/{guid}/logs', { ...task, params: { path: { guid }, query: { tail: 10 } }, parseAs: 'text' }), 200);
   expectStatus(await client.GET('/api/v1/tasks/{guid}/logs', { ...task, params: { path: { guid: randomUUID() } }, parseAs: 'text' }), 404);
   await eventsTour(client, reader, guid);
+  await subscriptionsTour(client, operator, reader);
   expectStatus(await client.POST('/api/v1/tasks/{guid}/cancel', task), 409);
   const other = await client.POST('/api/v1/tasks', { headers: operator, body: { ...template, brief: { prompt: 'cancel me' }, retry: { max_attempts: 2, on: ['infra', 'failed'] } } });
   await context.callbackTokenOf(other.data!.guid);

@@ -29,9 +29,9 @@ describe('scope checks', () => {
     expect(satisfies(client(), needs(null))).toBe(true);
   });
 
-  it('knows exactly the nine scopes of the contract', () => {
+  it('knows exactly the eleven scopes of the contract', () => {
     expect(SCOPES.join(' ')).toBe(
-      'tasks:read tasks:write workflows:read workflows:write skills:read skills:write dispatchers:read dispatchers:write webhooks:read',
+      'tasks:read tasks:write workflows:read workflows:write skills:read skills:write dispatchers:read dispatchers:write webhooks:read subscriptions:read subscriptions:write',
     );
     expect(unknownScopes(['tasks:read', 'tasks:admin', 'webhooks:write', 'TASKS:READ'])).toEqual(['tasks:admin', 'webhooks:write', 'TASKS:READ']);
   });

@@ -1,4 +1,4 @@
-/** The OAuth scopes of CONTRACT section 2, exactly. Operators hold all of them. */
+/** The OAuth scopes of CONTRACT section 2 and section 5 (subscriptions). Operators hold all of them. */
 export const SCOPES = [
   'tasks:read',
   'tasks:write',
@@ -9,6 +9,8 @@ export const SCOPES = [
   'dispatchers:read',
   'dispatchers:write',
   'webhooks:read',
+  'subscriptions:read',
+  'subscriptions:write',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

@@ -10,7 +10,8 @@ export const EVENTS = '"controller"."events"';
 export function taskEventsInsert(kind: EventKind, source: string): string {
   return `INSERT INTO ${EVENTS} (kind, task_guid, data)
     SELECT '${kind}', s.guid, jsonb_build_object('task_guid', s.guid, 'status', s.status, 'workflow', s.workflow_id,
-      'dispatcher_slug', s.dispatcher_slug, 'agent_image', s.agent_image, 'progress', s.progress, 'error_message', s.error_message)
+      'dispatcher_slug', s.dispatcher_slug, 'agent_image', s.agent_image, 'progress', s.progress, 'error_message', s.error_message,
+      'updated_at', s.updated_at)
     FROM ${source} s`;
 }
 

@@ -14,6 +14,7 @@ import { CreateScheduleTicks1790300000000 } from './1790300000000-CreateSchedule
 import { SchedulingQueue1790100000000 } from './1790100000000-SchedulingQueue';
 import { TaskRetries1790200000000 } from './1790200000000-TaskRetries';
 import { LedgerFilterIndexes1790600000000 } from './1790600000000-LedgerFilterIndexes';
+import { CreateSubscriptions1790700000000 } from './1790700000000-CreateSubscriptions';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -33,4 +34,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   TaskRetries1790200000000,
   CreateScheduleTicks1790300000000,
   LedgerFilterIndexes1790600000000,
+  CreateSubscriptions1790700000000,
 ];

@@ -5,6 +5,7 @@ import { AgentIsolationDefaults, readIsolationDefaults } from './isolation-confi
 import { Reader } from './env-reader';
 import { AgentFloor, readAgentFloor } from './floor-config';
 import { KubernetesSettings, readKubernetesSettings } from './kubernetes-settings';
+import { readSubscriptionSettings, SubscriptionSettings } from './subscription-settings';
 
 export { Reader };
 
@@ -69,6 +70,8 @@ export interface AppConfig {
   deliveryRetentionDays: number;
   /** How long task and dispatcher events are kept for `GET /api/v1/events/` to resume from (`Last-Event-ID`). */
   eventRetentionHours: number;
+  /** Outbound event delivery: SUBSCRIPTION_ALLOWED_CIDRS, SUBSCRIPTION_RETRY_SCHEDULE, SUBSCRIPTION_CONCURRENCY_PER_ENDPOINT. */
+  subscriptions: SubscriptionSettings;
 
   // dispatcher
   apiKey: string;
@@ -208,6 +211,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     taskRetentionDays: r.int('TASK_RETENTION_DAYS', 30, 0, 36500),
     deliveryRetentionDays: r.int('DELIVERY_RETENTION_DAYS', 14, 0, 36500),
     eventRetentionHours: r.int('EVENT_RETENTION_HOURS', 24, 1, 8760),
+    subscriptions: readSubscriptionSettings(r),
 
     apiKey: r.string('API_KEY', ''),
     agentKey: r.string('AGENT_KEY', ''),
