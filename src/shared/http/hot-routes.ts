@@ -157,7 +157,7 @@ function parseBody(rawBody: Buffer, route: HotRoute): { body: unknown; refusal?:
 }
 
 /** The characters body-parser's strict mode skips before the first one it checks (JSON's whitespace only). */
-const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d])/;
+const FIRST_CHAR = /^[ \t\n\r]*([^ \t\n\r])/;
 
 /**
  * The body parsed as body-parser's strict JSON parser would: a UTF-8 byte order mark is
