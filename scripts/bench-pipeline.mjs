@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // The task pipeline on real PostgreSQL, in one run:
 //  A. task creations at the controller: concurrent clients POST /api/v1/tasks/ to the
-//     controller role booted alone, so no dispatcher is online and every task is stored
-//     and stays pending: this measures the controller's create path, not agent start-up;
+//     all-in-one server with its dispatcher online and consuming (process engine, the shell
+//     agent below), so each task is stored, dispatched, its brief written to S3 and its agent
+//     run while the creations go on, as in production;
 //  B. a baseline for A on the same machine: a bare node:http server with a pg pool (in a
 //     child process) that parses the JSON body, checks the token in constant time and
 //     INSERTs one row per request; A's figures are printed as a % of it;
@@ -11,8 +12,9 @@
 //     check-in being answered, and to the task being closed at the controller, and whether
 //     every task ended `completed`;
 //  D. the servers' peak RSS.
-// Needs local PostgreSQL (127.0.0.1:5432, user postgres) or BENCH_DATABASE_URL; each
-// section gets a fresh database, dropped at the end. `npm run build` first.
+// The servers run as in production: LOG_LEVEL=info with the access log, s3rver, Redis.
+// Needs local PostgreSQL (127.0.0.1:5432, user postgres) or BENCH_DATABASE_URL, and Redis;
+// each section gets a fresh database, dropped at the end. `npm run build` first.
 //
 //   BENCH_PIPELINE_CREATES=2000 BENCH_PIPELINE_CLIENTS=16 BENCH_PIPELINE_TASKS=200
 //   BENCH_PIPELINE_TASK_RATE=10 BENCH_PIPELINE_MAX_CONCURRENT=32 BENCH_PIPELINE_WAIT_SECONDS=300
@@ -24,7 +26,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, freePort, percentile, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
+import { bootServer, database, emitFigure, freePort, percentile, productionServices, requireStatuses, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
 
 const env = (name, fallback) => Number(process.env[name] ?? fallback);
 const creates = env('BENCH_PIPELINE_CREATES', 2000);
@@ -183,14 +185,32 @@ function taskBody(index, extra = {}) {
 
 // ---------------------------------------------------------------- A. controller creations
 
-async function benchCreations(db, work) {
-  const port = await freePort();
+/** The dispatcher registers itself after boot; tasks sent before that would wait for the retry loop. */
+async function dispatcherOnline(http_, controller, headers) {
+  const onlineBy = Date.now() + 60_000;
+  for (;;) {
+    const { body } = await http_.getJson(`${controller}/api/v1/dispatchers/`, headers);
+    const list = Array.isArray(body) ? body : (body?.results ?? []);
+    if (list.some((dispatcher) => dispatcher.state === 'online')) return;
+    if (Date.now() > onlineBy) throw new Error('the local dispatcher was not online at the controller within 60 s');
+    await sleep(200);
+  }
+}
+
+async function benchCreations(db, work, services) {
+  const [port, dispatcherPort] = [await freePort(), await freePort()];
   const token = secret();
   const controller = `http://127.0.0.1:${port}`;
   const server = await bootServer(
-    { ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: path.join(work, 'controller'), DATABASE_URL: db.url, CONTROLLER_PORT: String(port), API_TOKEN: token },
+    {
+      ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'creations'), DATABASE_URL: db.url,
+      CONTROLLER_PORT: String(port), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
+      LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
+      LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: AGENT_COMMAND.join(' ') }),
+    },
     `${controller}/health/`,
   );
+  await dispatcherOnline(client(), controller, { authorization: `Token ${token}` });
   const sampler = rssSampler(server.child.pid);
   const http_ = client();
   try {
@@ -211,8 +231,9 @@ async function benchCreations(db, work) {
       },
     });
     console.log(`A. controller task creations: ${creates} POST /api/v1/tasks/ (inline brief, runtime local, image ${AGENT_IMAGE}), ${clients} keep-alive clients, after ${warmup} warm-up requests`);
-    console.log(`   server: ROLE=controller alone, no dispatcher online: each task is stored and stays pending (nothing runs)`);
+    console.log(`   server: ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${AGENT_COMMAND.join(' ')}, MAX_CONCURRENT_TASKS=${maxConcurrent}): each task is stored, dispatched and run; ${services.statement}`);
     console.log(`   answers: ${tally(result.statuses)}; task status in the 201s: ${tally(taskStatuses) || 'none'}`);
+    requireStatuses('A. task creations', result.statuses, [201]);
     console.log(`   ${result.rate.toFixed(1)} creations/s; latency p50 ${ms(result.p50)}, p99 ${ms(result.p99)}  (target: >= 300/s, p50 < 30 ms: ${result.rate >= 300 && result.p50 < 30 ? 'met' : 'not met'})`);
     return { ...result, ok: result.statuses.get(201) === creates };
   } finally {
@@ -291,6 +312,10 @@ async function benchBaseline(db, controllerFigures) {
     if (controllerFigures) {
       const c = controllerFigures;
       console.log(`   controller as % of baseline: throughput ${pct(c.rate, result.rate)}; p50 ${pct(c.p50, result.p50)} (${(c.p50 / result.p50).toFixed(1)}x); p99 ${pct(c.p99, result.p99)} (${(c.p99 / result.p99).toFixed(1)}x)`);
+      emitFigure({
+        figure: 'A. task creations (pipeline)', value: `${c.rate.toFixed(0)}/s, p50 ${ms(c.p50)}`, baseline: `${result.rate.toFixed(0)}/s`,
+        ratio: pct(c.rate, result.rate), target: '>= 300/s, p50 < 30 ms', met: c.ok && c.rate >= 300 && c.p50 < 30,
+      });
     }
     return { ...result, ok: result.statuses.get(201) === creates };
   } finally {
@@ -323,7 +348,7 @@ async function reportServer() {
   return { url: `http://127.0.0.1:${port}/report`, checkins, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-async function benchCheckins(db, work) {
+async function benchCheckins(db, work, services) {
   const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
   const token = secret();
   const controller = `http://127.0.0.1:${controllerPort}`;
@@ -334,7 +359,7 @@ async function benchCheckins(db, work) {
   try {
     server = await bootServer(
       {
-        ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'all'), DATABASE_URL: db.url,
+        ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'all'), DATABASE_URL: db.url,
         CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
         LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
         LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: AGENT_COMMAND.join(' ') }),
@@ -344,15 +369,7 @@ async function benchCheckins(db, work) {
     sampler = rssSampler(server.child.pid);
     const headers = { authorization: `Token ${token}` };
 
-    // The dispatcher registers itself after boot; tasks sent before that would wait for the retry loop.
-    const onlineBy = Date.now() + 60_000;
-    for (;;) {
-      const { body } = await http_.getJson(`${controller}/api/v1/dispatchers/`, headers);
-      const list = Array.isArray(body) ? body : (body?.results ?? []);
-      if (list.some((dispatcher) => dispatcher.state === 'online')) break;
-      if (Date.now() > onlineBy) throw new Error('the local dispatcher was not online at the controller within 60 s');
-      await sleep(200);
-    }
+    await dispatcherOnline(http_, controller, headers);
 
     const sentAt = new Map();
     const failures = [];
@@ -434,15 +451,18 @@ async function main() {
     return db;
   };
   let ok = true;
+  let services;
   try {
-    console.log(`database: local PostgreSQL, a fresh database per section; cache: memory; objects: folder; server pool ${SERVER_POOL_SIZE} (DATABASE_POOL_SIZE default)`);
-    const a = await benchCreations(await fresh(), work);
+    services = await productionServices();
+    console.log(`database: local PostgreSQL, a fresh database per section; ${services.statement}; server pool ${SERVER_POOL_SIZE} (DATABASE_POOL_SIZE default)`);
+    const a = await benchCreations(await fresh(), work, services);
     const b = await benchBaseline(await fresh(), a);
-    const c = await benchCheckins(await fresh(), work);
+    const c = await benchCheckins(await fresh(), work, services);
     ok = a.ok && b.ok && c.ok;
     const mib = (value) => (value === undefined ? 'n/a' : `${value.toFixed(0)} MiB`);
-    console.log(`D. peak RSS: controller alone (A) ${mib(peaks.controller)}; baseline server (B) ${mib(peaks.baseline)}; all-in-one server (C) ${mib(peaks.all)} (agents are processes of their own, not counted)`);
+    console.log(`D. peak RSS: all-in-one server in A ${mib(peaks.controller)}; baseline server (B) ${mib(peaks.baseline)}; all-in-one server (C) ${mib(peaks.all)} (agents are processes of their own, not counted)`);
   } finally {
+    await services?.stop();
     for (const db of databases) await db.drop();
     rmSync(work, { recursive: true, force: true });
   }
