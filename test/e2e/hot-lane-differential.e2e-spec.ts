@@ -133,7 +133,7 @@ describe('the hot lane and the Nest routes, sent the same requests', () => {
           return same;
         }),
         { numRuns: RUNS, endOnFailure: true },
-      ).catch(() => undefined);
+      ).catch((error: Error) => differences.push(`${operation.path}: ${error.message.split('\n').slice(0, 3).join(' ')}`));
     }
     expect(differences).toEqual([]);
   }, Math.max(240_000, RUNS * 3 * 1000));

@@ -1,6 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { sign as signForge } from '@octokit/webhooks-methods';
 import { checkInDispatcher, clientBearer, createDispatchedTask, operator } from '../harness/controller-tasks';
 import { makeTaskRequest, taskApi } from '../harness/dispatcher';
 import { http } from '../harness/http';
@@ -31,7 +30,7 @@ interface Target {
   headers(operation: WriteOperation, raw: string): Promise<Record<string, string>>;
 }
 
-const failures: string[] = [];
+let failures: string[] = [];
 
 async function fuzz(target: Target, operation: WriteOperation): Promise<void> {
   const path = operation.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(target.params[name] ?? randomUUID()));
@@ -47,7 +46,10 @@ async function fuzz(target: Target, operation: WriteOperation): Promise<void> {
       return problem === null;
     }),
     { numRuns: RUNS, endOnFailure: true },
-  ).catch(() => undefined);
+  ).catch((error: Error) => {
+    // A case that answered 5xx is listed already; a request that threw (a reset connection) is listed here.
+    failures.push(`${operation.method} ${operation.path}: ${error.message.split('\n').filter((line) => line.trim()).slice(0, 8).join(' ')}`);
+  });
 }
 
 function refusalProblem(operation: WriteOperation, status: number, body: any): string | null {
@@ -80,6 +82,9 @@ describe('fuzz generated from the OpenAPI documents', () => {
   afterAll(async () => {
     await Promise.all([controller?.close(), dispatcher?.close(), recorder?.stop()]);
   });
+  beforeEach(() => {
+    failures = [];
+  });
 
   it('gives no 5xx on any controller write operation, the hot lane included', async () => {
     const document = await served(controller.controllerUrl);
@@ -104,7 +109,8 @@ describe('fuzz generated from the OpenAPI documents', () => {
         if (operation.security.includes('client_basic')) return { authorization: basic };
         // The document names no scheme for webhook ingest: each source signs its own way; the forge's here.
         if (operation.path.startsWith('/api/v1/webhooks')) {
-          return { 'x-github-event': 'push', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': await signForge(FORGE_SECRET, raw) };
+          // As @octokit/webhooks-methods signs, which refuses to sign an empty payload.
+          return { 'x-github-event': 'push', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${createHmac('sha256', FORGE_SECRET).update(raw).digest('hex')}` };
         }
         return {};
       },
