@@ -6,6 +6,9 @@
 //  C. routed: signed forge pushes that a workflow matches, each storing its task (200);
 //  D. callbacks: signed final callbacks for those tasks, once a fake dispatcher (an HTTP
 //     server here that keeps each task's callback_token and answers 201) has taken them.
+// The server runs as in production: LOG_LEVEL=info with its access log, objects in s3rver,
+// Redis. Every answer's status is checked: one that is not the section's expected status
+// fails the run (exit 1). Each section prints its median and spread over its runs.
 // Needs local PostgreSQL (127.0.0.1:5432, user postgres) and Redis (REDIS_URL, default
 // redis://127.0.0.1:6379). Run `npm run build` first.
 import { fork } from 'node:child_process';
@@ -16,14 +19,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, freePort, percentile, secret, runBenchScript } from './bench-lib.mjs';
+import { bootServer, database, emitFigure, freePort, percentile, productionServices, requireStatuses, secret, spread, runBenchScript } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_INGEST_REQUESTS ?? 4000);
 const connections = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 64);
 const warmup = 200;
 const rounds = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
 const FORGE_SECRET = secret();
-const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 function forgePush(repository) {
   const body = JSON.stringify({ ref: 'refs/heads/main', after: randomUUID(), repository: { full_name: repository }, pusher: { name: 'bench' } });
@@ -116,8 +118,11 @@ async function section(baselineUrl, run, baselineRuns) {
     const reference = { rate: (before.rate + after.rate) / 2, p99: (before.p99 + after.p99) / 2 };
     results.push({ figures, reference, share: figures.rate / reference.rate });
   }
+  const statuses = new Map();
+  for (const { figures } of results) for (const [status, n] of figures.statuses) statuses.set(status, (statuses.get(status) ?? 0) + n);
+  const all = { shares: results.map((result) => result.share), rates: results.map((result) => result.figures.rate), statuses };
   results.sort((a, b) => a.share - b.share);
-  return results[Math.floor(results.length / 2)];
+  return { ...results[Math.floor(results.length / 2)], ...all };
 }
 
 async function measureBaseline(url, runs) {
@@ -126,12 +131,12 @@ async function measureBaseline(url, runs) {
   return figures;
 }
 
-async function controller(db, work, baselineUrl) {
+async function controller(db, work, baselineUrl, services) {
   const port = await freePort();
   const token = secret();
   const base = `http://127.0.0.1:${port}`;
   const server = await bootServer({
-    ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: path.join(work, 'controller'), DATABASE_URL: db.url, REDIS_URL: redisUrl,
+    ...services.env, ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: path.join(work, 'controller'), DATABASE_URL: db.url,
     CONTROLLER_PORT: String(port), API_TOKEN: token, FORGE_WEBHOOK_SECRET: FORGE_SECRET, CALLBACK_SIGNING_KEY: CALLBACK_KEY,
   }, `${base}/health/`);
   try {
@@ -200,28 +205,36 @@ async function benchCallbacks(base, token, baselineUrl, baselineRuns) {
 const ms = (value) => `${value.toFixed(1)} ms`;
 const tally = (statuses) => [...statuses].map(([status, n]) => `${status} x${n}`).join(', ');
 
-function report(name, { figures, reference, share }, target) {
-  console.log(`${name}: ${figures.rate.toFixed(0)} requests/s, p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)} (${tally(figures.statuses)})`);
-  console.log(`   ${(100 * share).toFixed(0)}% of the baseline runs beside it (${reference.rate.toFixed(0)} requests/s), p99 ${(figures.p99 / reference.p99).toFixed(1)}x theirs (target: ${target})`);
+function report(name, result, expectedStatus, targetShare, extra = '') {
+  const { figures, reference, share, shares, rates, statuses } = result;
+  const pct = (value) => `${(100 * value).toFixed(0)}%`;
+  console.log(`${name}: ${spread(rates)} requests/s over ${rates.length} runs; median run p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)} (${tally(statuses)})`);
+  console.log(`   share of the baseline runs beside each: ${spread(shares, pct)}; the median run's p99 ${(figures.p99 / reference.p99).toFixed(1)}x theirs (target: share >= ${pct(targetShare)}${extra})`);
+  const answered = requireStatuses(name, statuses, [expectedStatus]);
+  emitFigure({ figure: name, value: `${figures.rate.toFixed(0)} rps`, baseline: `${reference.rate.toFixed(0)} rps`, ratio: pct(share), target: `>= ${pct(targetShare)}`, met: answered && share >= targetShare });
 }
 
 async function main() {
   const work = mkdtempSync(path.join(tmpdir(), 'bench-ingest-'));
   const databases = [await database(), await database()];
   let baseline;
+  let services;
   try {
     if (!databases[0].url) throw new Error('bench-ingest needs local PostgreSQL (127.0.0.1:5432, user postgres)');
-    console.log(`${count} signed forge pushes per run, ${connections} keep-alive connections, ${rounds} runs per section, each between two baseline runs; PostgreSQL local, Redis ${redisUrl}`);
+    services = await productionServices();
+    console.log(`${count} signed forge pushes per run, ${connections} keep-alive connections, ${rounds} runs per section, each between two baseline runs; PostgreSQL local; ${services.statement}; routed tasks and callbacks go to a dispatcher stand-in on loopback that takes every task at once (no agent runs)`);
     baseline = await startBaseline(databases[0]);
-    const { ignored, routed, callbacks, baselineRuns } = await controller(databases[1], work, baseline.url);
+    const { ignored, routed, callbacks, baselineRuns } = await controller(databases[1], work, baseline.url, services);
     const rates = baselineRuns.map((run) => run.rate).sort((a, b) => a - b);
     const middle = baselineRuns.slice().sort((a, b) => a.rate - b.rate)[Math.floor(baselineRuns.length / 2)];
     console.log(`A. baseline (bare node:http, one HMAC, one INSERT), ${baselineRuns.length} runs: ${rates[0].toFixed(0)}-${rates.at(-1).toFixed(0)} requests/s, median run p50 ${ms(middle.p50)}, p99 ${ms(middle.p99)}`);
-    report('B. ignored webhook ingest (202)', ignored, '>= 50% rps, p99 <= 3x');
-    report('C. routed webhook ingest (200, task stored)', routed, '>= 35% rps');
-    report('D. signed task callbacks (200)', callbacks, '>= 50% rps');
+    requireStatuses('A. baseline', new Map(baselineRuns.flatMap((run) => [...run.statuses])), [202]);
+    report('B. ignored webhook ingest (202)', ignored, 202, 0.5, ', p99 <= 3x');
+    report('C. routed webhook ingest (200, task stored)', routed, 200, 0.35);
+    report('D. signed task callbacks (200)', callbacks, 200, 0.5);
   } finally {
     baseline?.stop();
+    await services?.stop();
     for (const db of databases) await db.drop();
     rmSync(work, { recursive: true, force: true });
   }

@@ -1,9 +1,13 @@
 // What the benchmark scripts share: a database, a free port, the built server as a child
-// process, its memory, and percentiles.
+// process (at the production log level, its access log written to a file), the production
+// services (s3rver, Redis), its memory, percentiles and spreads, status checks, and the
+// figure lines `npm run bench` gathers into its closing table.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
 
@@ -57,20 +61,24 @@ export function rssSampler(pid) {
 
 /**
  * Boots `dist/src/main.js` with the given settings and waits until `healthUrl` answers 200.
- * BENCH_SERVER_NODE_ARGS adds Node options to the server alone, e.g. `--cpu-prof
- * --cpu-prof-dir=/tmp/prof` to profile it under the benchmark's load.
+ * It runs at the production default log level (`info`: one access line per request), its
+ * output written to a file as a container runtime would collect it. BENCH_SERVER_NODE_ARGS
+ * adds Node options to the server alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to
+ * profile it under the benchmark's load.
  */
 export async function bootServer(env, healthUrl) {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const logFile = path.join(mkdtempSync(path.join(tmpdir(), 'bench-log-')), 'server.log');
   const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/src/main.js')], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
   });
   for (let attempt = 0; attempt < 300; attempt++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     if (await fetch(healthUrl).then((r) => r.ok, () => false)) {
       return {
         child,
+        logFile,
         stop: async () => {
           child.kill('SIGTERM');
           await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', resolve)));
@@ -108,4 +116,58 @@ export function runBenchScript(main, baselineServer) {
     console.error(error);
     process.exitCode = 1;
   });
+}
+
+/**
+ * The services a production installation runs beside the server: an S3 server (s3rver on
+ * loopback, in this process) and Redis (REDIS_URL, default 127.0.0.1:6379, which must answer).
+ * `env` is the server's settings for them; `statement` says so in the output.
+ */
+export async function productionServices() {
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const { default: Redis } = await import('ioredis');
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch {
+    throw new Error(`Redis at ${redisUrl} does not answer: the benchmarks run with Redis, as production does`);
+  } finally {
+    redis.disconnect();
+  }
+  const S3rver = createRequire(import.meta.url)('s3rver');
+  const s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: mkdtempSync(path.join(tmpdir(), 'bench-s3-')) });
+  const { port } = await s3.run();
+  return {
+    env: { REDIS_URL: redisUrl, S3_ENDPOINT: `http://127.0.0.1:${port}`, S3_ACCESS_KEY: 'S3RVER', S3_SECRET_KEY: 'S3RVER', S3_BUCKET: `bench-${randomBytes(3).toString('hex')}` },
+    statement: `server at LOG_LEVEL=info with its access log (to a file), objects in s3rver, cache in Redis ${redisUrl}`,
+    stop: () => s3.close(),
+  };
+}
+
+/** `median X (min A, max B, n N)`: a figure over repeated runs, with its spread. */
+export function spread(values, format = (value) => value.toFixed(0)) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `median ${format(median(sorted))} (min ${format(sorted[0])}, max ${format(sorted.at(-1))}, n ${sorted.length})`;
+}
+
+/**
+ * Fails the run (exit code 1) when any answer's status is not one of `expected`, naming what
+ * came back; a benchmark never counts a refused or failed request as done work.
+ */
+export function requireStatuses(what, statuses, expected) {
+  const unexpected = [...statuses].filter(([status]) => !expected.includes(status));
+  if (unexpected.length === 0) return true;
+  console.log(`   FAILED: ${what} answered ${unexpected.map(([status, n]) => `${status} x${n}`).join(', ')}; only ${expected.join(', ')} expected`);
+  process.exitCode = 1;
+  return false;
+}
+
+/**
+ * One line `npm run bench` (scripts/bench.mjs) gathers into its closing table: the figure, its
+ * baseline, their ratio, the target the ratio is held to, and whether it was met.
+ */
+export function emitFigure({ figure, value, baseline, ratio, target, met }) {
+  console.log(`BENCH-FIGURE ${JSON.stringify({ figure, value, baseline, ratio, target, met })}`);
 }

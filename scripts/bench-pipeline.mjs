@@ -1,18 +1,21 @@
 #!/usr/bin/env node
 // The task pipeline on real PostgreSQL, in one run:
 //  A. task creations at the controller: concurrent clients POST /api/v1/tasks/ to the
-//     controller role booted alone, so no dispatcher is online and every task is stored
-//     and stays pending: this measures the controller's create path, not agent start-up;
-//  B. a baseline for A on the same machine: a bare node:http server with a pg pool (in a
-//     child process) that parses the JSON body, checks the token in constant time and
-//     INSERTs one row per request; A's figures are printed as a % of it;
+//     all-in-one server with its dispatcher online and consuming (process engine, the shell
+//     agent below), so each task is stored, dispatched, its brief written to S3 and its agent
+//     run while the creations go on, as in production;
+//  B. a baseline for A on the same machine, run just before and just after A: a bare
+//     node:http server with a pg pool (in a child process) that parses the JSON body, checks
+//     the token in constant time and INSERTs one row per request; A's figures are printed as
+//     a % of the mean of those two runs;
 //  C. POST to agent check-in: the all-in-one server runs each task's minimal agent
 //     (scripts/bench-agent.sh, or .mjs with BENCH_PIPELINE_AGENT=node) as a local process; the time from each POST to the agent's
 //     check-in being answered, and to the task being closed at the controller, and whether
 //     every task ended `completed`;
 //  D. the servers' peak RSS.
-// Needs local PostgreSQL (127.0.0.1:5432, user postgres) or BENCH_DATABASE_URL; each
-// section gets a fresh database, dropped at the end. `npm run build` first.
+// The servers run as in production: LOG_LEVEL=info with the access log, s3rver, Redis.
+// Needs local PostgreSQL (127.0.0.1:5432, user postgres) or BENCH_DATABASE_URL, and Redis;
+// each section gets a fresh database, dropped at the end. `npm run build` first.
 //
 //   BENCH_PIPELINE_CREATES=2000 BENCH_PIPELINE_CLIENTS=16 BENCH_PIPELINE_TASKS=200
 //   BENCH_PIPELINE_TASK_RATE=10 BENCH_PIPELINE_MAX_CONCURRENT=32 BENCH_PIPELINE_WAIT_SECONDS=300
@@ -24,7 +27,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, freePort, percentile, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
+import { bootServer, database, emitFigure, freePort, percentile, productionServices, requireStatuses, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
 
 const env = (name, fallback) => Number(process.env[name] ?? fallback);
 const creates = env('BENCH_PIPELINE_CREATES', 2000);
@@ -183,14 +186,32 @@ function taskBody(index, extra = {}) {
 
 // ---------------------------------------------------------------- A. controller creations
 
-async function benchCreations(db, work) {
-  const port = await freePort();
+/** The dispatcher registers itself after boot; tasks sent before that would wait for the retry loop. */
+async function dispatcherOnline(http_, controller, headers) {
+  const onlineBy = Date.now() + 60_000;
+  for (;;) {
+    const { body } = await http_.getJson(`${controller}/api/v1/dispatchers/`, headers);
+    const list = Array.isArray(body) ? body : (body?.results ?? []);
+    if (list.some((dispatcher) => dispatcher.state === 'online')) return;
+    if (Date.now() > onlineBy) throw new Error('the local dispatcher was not online at the controller within 60 s');
+    await sleep(200);
+  }
+}
+
+async function benchCreations(db, work, services) {
+  const [port, dispatcherPort] = [await freePort(), await freePort()];
   const token = secret();
   const controller = `http://127.0.0.1:${port}`;
   const server = await bootServer(
-    { ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: path.join(work, 'controller'), DATABASE_URL: db.url, CONTROLLER_PORT: String(port), API_TOKEN: token },
+    {
+      ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'creations'), DATABASE_URL: db.url,
+      CONTROLLER_PORT: String(port), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
+      LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
+      LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: AGENT_COMMAND.join(' ') }),
+    },
     `${controller}/health/`,
   );
+  await dispatcherOnline(client(), controller, { authorization: `Token ${token}` });
   const sampler = rssSampler(server.child.pid);
   const http_ = client();
   try {
@@ -211,8 +232,9 @@ async function benchCreations(db, work) {
       },
     });
     console.log(`A. controller task creations: ${creates} POST /api/v1/tasks/ (inline brief, runtime local, image ${AGENT_IMAGE}), ${clients} keep-alive clients, after ${warmup} warm-up requests`);
-    console.log(`   server: ROLE=controller alone, no dispatcher online: each task is stored and stays pending (nothing runs)`);
+    console.log(`   server: ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${AGENT_COMMAND.join(' ')}, MAX_CONCURRENT_TASKS=${maxConcurrent}): each task is stored, dispatched and run; ${services.statement}`);
     console.log(`   answers: ${tally(result.statuses)}; task status in the 201s: ${tally(taskStatuses) || 'none'}`);
+    requireStatuses('A. task creations', result.statuses, [201]);
     console.log(`   ${result.rate.toFixed(1)} creations/s; latency p50 ${ms(result.p50)}, p99 ${ms(result.p99)}  (target: >= 300/s, p50 < 30 ms: ${result.rate >= 300 && result.p50 < 30 ? 'met' : 'not met'})`);
     return { ...result, ok: result.statuses.get(201) === creates };
   } finally {
@@ -265,7 +287,7 @@ async function baselineServer() {
   process.on('disconnect', stop);
 }
 
-async function benchBaseline(db, controllerFigures) {
+async function benchBaseline(db, label, controllerFigures, earlier) {
   const token = secret();
   const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], {
     env: { ...process.env, BASELINE_DATABASE_URL: db.url, BASELINE_POOL_SIZE: String(SERVER_POOL_SIZE), BASELINE_TOKEN: token },
@@ -285,12 +307,20 @@ async function benchBaseline(db, controllerFigures) {
     const headers = { authorization: `Token ${token}` };
     await load(http_, { url, headers, count: warmup, width: clients, body: (i) => taskBody(-1 - i) });
     const result = await load(http_, { url, headers, count: creates, width: clients, body: (i) => taskBody(i) });
-    console.log(`B. baseline: bare node:http server in a child process: parse the JSON body, timingSafeEqual on the token, INSERT one row (uuid, jsonb, created_at) through pg (pool ${SERVER_POOL_SIZE}), 201 with its id`);
+    console.log(`B. baseline, ${label}: bare node:http server in a child process: parse the JSON body, timingSafeEqual on the token, INSERT one row (uuid, jsonb, created_at) through pg (pool ${SERVER_POOL_SIZE}), 201 with its id`);
     console.log(`   same load: ${creates} POSTs, ${clients} keep-alive clients, after ${warmup} warm-up requests; answers: ${tally(result.statuses)}`);
     console.log(`   ${result.rate.toFixed(1)} requests/s; latency p50 ${ms(result.p50)}, p99 ${ms(result.p99)}`);
+    requireStatuses(`B. baseline, ${label}`, result.statuses, [201]);
     if (controllerFigures) {
+      // A sits between this run and the one before it: it is compared with their mean, so a machine that drifts moves both.
+      const mean = (key) => (earlier ? (earlier[key] + result[key]) / 2 : result[key]);
+      const reference = { rate: mean('rate'), p50: mean('p50'), p99: mean('p99') };
       const c = controllerFigures;
-      console.log(`   controller as % of baseline: throughput ${pct(c.rate, result.rate)}; p50 ${pct(c.p50, result.p50)} (${(c.p50 / result.p50).toFixed(1)}x); p99 ${pct(c.p99, result.p99)} (${(c.p99 / result.p99).toFixed(1)}x)`);
+      console.log(`   controller as % of the mean of the baseline runs before and after it (${reference.rate.toFixed(1)} requests/s): throughput ${pct(c.rate, reference.rate)}; p50 ${pct(c.p50, reference.p50)} (${(c.p50 / reference.p50).toFixed(1)}x); p99 ${pct(c.p99, reference.p99)} (${(c.p99 / reference.p99).toFixed(1)}x)`);
+      emitFigure({
+        figure: 'A. task creations (pipeline)', value: `${c.rate.toFixed(0)}/s, p50 ${ms(c.p50)}`, baseline: `${reference.rate.toFixed(0)}/s`,
+        ratio: pct(c.rate, reference.rate), target: '>= 300/s, p50 < 30 ms', met: c.ok && c.rate >= 300 && c.p50 < 30,
+      });
     }
     return { ...result, ok: result.statuses.get(201) === creates };
   } finally {
@@ -323,7 +353,7 @@ async function reportServer() {
   return { url: `http://127.0.0.1:${port}/report`, checkins, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-async function benchCheckins(db, work) {
+async function benchCheckins(db, work, services) {
   const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
   const token = secret();
   const controller = `http://127.0.0.1:${controllerPort}`;
@@ -334,7 +364,7 @@ async function benchCheckins(db, work) {
   try {
     server = await bootServer(
       {
-        ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'all'), DATABASE_URL: db.url,
+        ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'all'), DATABASE_URL: db.url,
         CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
         LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
         LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: AGENT_COMMAND.join(' ') }),
@@ -344,15 +374,7 @@ async function benchCheckins(db, work) {
     sampler = rssSampler(server.child.pid);
     const headers = { authorization: `Token ${token}` };
 
-    // The dispatcher registers itself after boot; tasks sent before that would wait for the retry loop.
-    const onlineBy = Date.now() + 60_000;
-    for (;;) {
-      const { body } = await http_.getJson(`${controller}/api/v1/dispatchers/`, headers);
-      const list = Array.isArray(body) ? body : (body?.results ?? []);
-      if (list.some((dispatcher) => dispatcher.state === 'online')) break;
-      if (Date.now() > onlineBy) throw new Error('the local dispatcher was not online at the controller within 60 s');
-      await sleep(200);
-    }
+    await dispatcherOnline(http_, controller, headers);
 
     const sentAt = new Map();
     const failures = [];
@@ -434,15 +456,19 @@ async function main() {
     return db;
   };
   let ok = true;
+  let services;
   try {
-    console.log(`database: local PostgreSQL, a fresh database per section; cache: memory; objects: folder; server pool ${SERVER_POOL_SIZE} (DATABASE_POOL_SIZE default)`);
-    const a = await benchCreations(await fresh(), work);
-    const b = await benchBaseline(await fresh(), a);
-    const c = await benchCheckins(await fresh(), work);
-    ok = a.ok && b.ok && c.ok;
+    services = await productionServices();
+    console.log(`database: local PostgreSQL, a fresh database per section; ${services.statement}; server pool ${SERVER_POOL_SIZE} (DATABASE_POOL_SIZE default)`);
+    const before = await benchBaseline(await fresh(), 'run before A');
+    const a = await benchCreations(await fresh(), work, services);
+    const b = await benchBaseline(await fresh(), 'run after A', a, before);
+    const c = await benchCheckins(await fresh(), work, services);
+    ok = before.ok && a.ok && b.ok && c.ok;
     const mib = (value) => (value === undefined ? 'n/a' : `${value.toFixed(0)} MiB`);
-    console.log(`D. peak RSS: controller alone (A) ${mib(peaks.controller)}; baseline server (B) ${mib(peaks.baseline)}; all-in-one server (C) ${mib(peaks.all)} (agents are processes of their own, not counted)`);
+    console.log(`D. peak RSS: all-in-one server in A ${mib(peaks.controller)}; baseline server (B) ${mib(peaks.baseline)}; all-in-one server (C) ${mib(peaks.all)} (agents are processes of their own, not counted)`);
   } finally {
+    await services?.stop();
     for (const db of databases) await db.drop();
     rmSync(work, { recursive: true, force: true });
   }

@@ -4,12 +4,15 @@
 // on the process engine with the bundled example agents (echo, and sleep for 1-8 s). While
 // the tasks are created and run, the dispatcher is SIGKILLed CRASH_KILLS times (default 8)
 // at random points and started again each time after a random pause. A proxy in front of
-// the controller sees every callback. At the end it prints, and checks:
-//  - every task final at the controller, and applied there exactly once (one callback that
-//    changed it; re-sends after a kill are answered `duplicate` and counted apart);
-//  - every callback delivered (the dispatcher's outbox holds no row that is not delivered);
-//  - no duplicates: one dispatcher task per controller task, no agent started twice;
-//  - the time from the last restart to the last callback.
+// the controller sees every callback. At the end it prints, and checks task by task:
+//  - its final status as the controller's API answers it is the one its agent earns (echo and
+//    sleep both end `completed`; anything else is a failure, named with the task);
+//  - the controller applied exactly one callback for it (re-sends after a kill are answered
+//    `duplicate` and counted apart), as seen by the proxy;
+//  - its agent started once (from the agent logs), and the dispatcher holds exactly one task
+//    for it and none for a task the controller does not know;
+// and, for the run: every callback delivered (the dispatcher's outbox holds no row that is
+// not delivered) and the time from the last restart to the last callback.
 // Exits 1 when a check fails. Needs local PostgreSQL (127.0.0.1:5432, user postgres) or
 // BENCH_DATABASE_URL; `npm run build` first. Not a test: a script with figures, like the
 // bench scripts.
@@ -80,6 +83,9 @@ function killableDispatcher(settings, healthUrl) {
     stop: () => server?.stop(),
   };
 }
+
+/** What each task must end as: both example agents exit 0, so a kill may delay a task, never change its outcome. */
+const EXPECTED_STATUS = 'completed';
 
 function taskBody(index) {
   const sleeper = index % 2 === 1;
@@ -163,7 +169,7 @@ async function main() {
       const { rows: open } = await sql.query(`SELECT count(*)::int AS n FROM dispatcher.callback_outbox WHERE state <> 'delivered'`);
       return rows[0].n === guids.length && open[0].n === 0;
     }, waitSeconds * 1000, 'every task final and every callback delivered').catch((error) => console.log(`   ${error.message}`));
-    ok = report({ guids, failedPosts, restarts, started, proxy, logDir: path.join(work, 'agent-logs'), ...(await facts(sql, guids)) });
+    ok = report({ guids, failedPosts, restarts, started, proxy, logDir: path.join(work, 'agent-logs'), ...(await facts(sql, guids, controllerUrl, headers)) });
   } finally {
     killLeftAgents(guids);
     await sql.end().catch(() => undefined);
@@ -188,24 +194,37 @@ async function createTasks(controllerUrl, headers, guids, started) {
   return failed;
 }
 
-async function facts(sql, guids) {
-  const controller = (await sql.query(`SELECT guid, status FROM controller.tasks WHERE guid = ANY($1)`, [guids])).rows;
-  const dispatcherTasks = (await sql.query(`SELECT task_id, count(*)::int AS n FROM dispatcher.tasks GROUP BY task_id`)).rows;
+/** Each task's final state as the controller's API answers it, and what the dispatcher holds. */
+async function facts(sql, guids, controllerUrl, headers) {
+  const controller = [];
+  for (const guid of guids) {
+    const answer = await fetch(`${controllerUrl}/api/v1/tasks/${guid}/`, { headers });
+    controller.push({ guid, status: answer.status === 200 ? (await answer.json()).status : `GET ${answer.status}` });
+  }
+  const dispatcherTasks = (await sql.query(`SELECT task_id FROM dispatcher.tasks`)).rows;
   const outbox = (await sql.query(`SELECT state, count(*)::int AS n FROM dispatcher.callback_outbox GROUP BY state`)).rows;
   const endings = (await sql.query(`SELECT task_id, status, error_message, runtime_ref, created_at, started_at, finished_at FROM dispatcher.tasks`)).rows;
   return { controller, dispatcherTasks, outbox, endings };
 }
 
 function report({ guids, failedPosts, restarts, started, proxy, logDir, controller, dispatcherTasks, outbox, endings }) {
-  const applied = new Map();
-  for (const callback of proxy.callbacks.filter((c) => c.status === 200 && !c.duplicate)) applied.set(callback.guid, (applied.get(callback.guid) ?? 0) + 1);
-  const duplicates = proxy.callbacks.filter((c) => c.duplicate).length;
-  const refused = proxy.callbacks.filter((c) => c.status !== 200);
-  const notFinal = controller.filter((task) => !FINAL.includes(task.status));
-  const appliedTwice = [...applied].filter(([, n]) => n > 1);
-  const neverApplied = guids.filter((guid) => !applied.has(guid));
-  const starts = guids.map((guid) => agentStarts(logDir, guid));
-  const startedTwice = starts.filter((n) => n > 1).length;
+  const known = new Set(guids);
+  const held = new Map();
+  for (const row of dispatcherTasks) held.set(row.task_id, (held.get(row.task_id) ?? 0) + 1);
+  const perTask = controller.map(({ guid, status }) => {
+    const seen = proxy.callbacks.filter((c) => c.guid === guid);
+    return {
+      guid,
+      status,
+      applied: seen.filter((c) => c.status === 200 && !c.duplicate).length,
+      duplicates: seen.filter((c) => c.duplicate).length,
+      refused: seen.filter((c) => c.status !== 200).length,
+      starts: agentStarts(logDir, guid),
+      atDispatcher: held.get(guid) ?? 0,
+    };
+  });
+  const wrong = perTask.filter((t) => t.status !== EXPECTED_STATUS || t.applied !== 1 || t.starts !== 1 || t.atDispatcher !== 1);
+  const strangers = dispatcherTasks.filter((row) => !known.has(row.task_id)).length;
   const undelivered = outbox.filter((row) => row.state !== 'delivered').reduce((sum, row) => sum + row.n, 0);
   const lastRestart = restarts.at(-1)?.upAt ?? started;
   const lastCallback = Math.max(...proxy.callbacks.map((c) => c.at));
@@ -214,25 +233,27 @@ function report({ guids, failedPosts, restarts, started, proxy, logDir, controll
   console.log(`Crash run: ${taskCount} tasks at ${rate}/s (echo and sleep 1-8 s, process engine), ${restarts.length} SIGKILLs of the dispatcher, seed ${process.env.CRASH_SEED ?? 'random'}`);
   console.log(`   kills at ${restarts.map((r) => ((r.killedAt - started) / 1000).toFixed(1)).join(', ')} s; down (kill -> healthy again) p50 ${(percentile(downtimes, 50) / 1000).toFixed(1)} s, max ${(Math.max(...downtimes) / 1000).toFixed(1)} s`);
   console.log(`   POSTs: ${guids.length} created${failedPosts.length ? `, refused or unanswered: ${tally(failedPosts)}` : ''}`);
-  console.log(`   at the controller: ${tally(controller.map((t) => t.status))}; not final: ${notFinal.length}`);
-  console.log(`   callbacks seen: ${proxy.callbacks.length}; applied once: ${applied.size - appliedTwice.length}/${guids.length}, applied twice: ${appliedTwice.length}, never applied: ${neverApplied.length}; re-sends answered duplicate: ${duplicates}; refused: ${refused.length}`);
-  console.log(`   dispatcher outbox: ${outbox.map((row) => `${row.state} ${row.n}`).join(', ')}; dispatcher tasks: ${dispatcherTasks.length} (${dispatcherTasks.filter((row) => row.n > 1).length} duplicated)`);
+  console.log(`   final status at the controller's API (each must be ${EXPECTED_STATUS}): ${tally(perTask.map((t) => t.status))}`);
+  console.log(`   callbacks applied per task (each must be 1): ${tally(perTask.map((t) => t.applied))}; re-sends answered duplicate: ${perTask.reduce((n, t) => n + t.duplicates, 0)}; refused: ${perTask.reduce((n, t) => n + t.refused, 0)}`);
+  console.log(`   dispatcher tasks per task (each must be 1): ${tally(perTask.map((t) => t.atDispatcher))}; for unknown tasks: ${strangers}`);
+  console.log(`   agent starts per task (each must be 1): ${tally(perTask.map((t) => t.starts))}`);
+  console.log(`   dispatcher outbox: ${outbox.map((row) => `${row.state} ${row.n}`).join(', ')}`);
   console.log(`   at the dispatcher: ${tally(endings.map((t) => t.status))}`);
   const reasons = endings.filter((t) => t.status !== 'completed').map((t) => `${t.status}${t.runtime_ref ? '' : ' (never submitted)'}: ${(t.error_message ?? '').replace(/[0-9a-f-]{36}|\d+/g, '#').slice(0, 110)}`);
   if (reasons.length) console.log(`   not completed, why: ${tally(reasons)}`);
-  console.log(`   agent starts per task: ${tally(starts)} (started twice: ${startedTwice})`);
-  const last = [...proxy.callbacks].sort((a, b) => b.at - a.at).slice(0, 3);
+  for (const t of wrong.slice(0, 10)) {
+    console.log(`   task ${t.guid}: ${t.status}, callbacks applied ${t.applied}, agent starts ${t.starts}, dispatcher tasks ${t.atDispatcher}`);
+  }
   const since = (date) => (date ? `${((new Date(date).getTime() - started) / 1000).toFixed(1)} s` : '-');
-  for (const callback of last) {
+  for (const callback of [...proxy.callbacks].sort((a, b) => b.at - a.at).slice(0, 3)) {
     const task = endings.find((t) => t.task_id === callback.guid);
     console.log(`   late callback at ${since(callback.at)}: dispatcher task created ${since(task?.created_at)}, started ${since(task?.started_at)}, finished ${since(task?.finished_at)}, ${task?.status}, agent starts ${agentStarts(logDir, callback.guid)}`);
   }
   const backlog = endings.filter((t) => new Date(t.created_at).getTime() >= (restarts.at(-1)?.killedAt ?? started)).length;
   console.log(`   tasks that reached the dispatcher after the last kill (held at the controller while it was down): ${backlog}`);
   console.log(`   last restart -> last callback: ${((lastCallback - lastRestart) / 1000).toFixed(1)} s; first POST -> last callback: ${((lastCallback - started) / 1000).toFixed(1)} s`);
-  const ok = guids.length === taskCount && notFinal.length === 0 && controller.length === guids.length && appliedTwice.length === 0
-    && neverApplied.length === 0 && undelivered === 0 && dispatcherTasks.length === guids.length && startedTwice === 0;
-  console.log(ok ? '   OK: every task final once, every callback delivered, no duplicates' : '   FAILED: see the figures above');
+  const ok = guids.length === taskCount && controller.length === guids.length && wrong.length === 0 && strangers === 0 && undelivered === 0;
+  console.log(ok ? `   OK: every task ${EXPECTED_STATUS} with one callback applied, one dispatcher task and one agent start; every callback delivered` : `   FAILED: ${wrong.length} task(s) off their expected outcome (listed above), ${strangers} unknown dispatcher task(s), ${undelivered} undelivered callback(s)`);
   return ok;
 }
 

@@ -5,7 +5,8 @@ import { pushPayload, signedWebhook } from '../harness/webhooks';
 
 /**
  * Webhook ingest and task callbacks are served ahead of Express for JSON bodies (the hot
- * lane) and by the Nest routes otherwise: a client sees one endpoint either way.
+ * lane) and by the Nest routes otherwise: a client sees one endpoint either way. The same
+ * requests down both paths, compared answer by answer: hot-lane-differential.e2e-spec.ts.
  */
 describe('the hot lane and the Nest routes answer alike', () => {
   const secret = 'forge-secret-' + randomBytes(8).toString('hex');
@@ -35,7 +36,7 @@ describe('the hot lane and the Nest routes answer alike', () => {
     expect(viaNest.body).toEqual({ status: 'ignored', routed_to: null });
   });
 
-  it('answers refusals in the contract shape on both paths', async () => {
+  it('keeps the contract shape for a refusal on the lane (bad signature) and on the Nest route (a charset it cannot read)', async () => {
     const signed = await signedWebhook('forge', pushPayload('lane/bad'), { secret: 'not-the-secret' });
     const lane = await post('/api/v1/webhooks/', signed.headers, signed.body);
     const nest = await post('/api/v1/webhooks/', { ...signed.headers, 'content-type': 'application/vnd.forge+json; charset=latin1' }, signed.body);

@@ -51,8 +51,7 @@ describe('controller answers, as its OpenAPI document says', () => {
     });
     expect(validator.problems).toEqual([]);
     expect(validator.operationsWithoutSuccess()).toEqual([]);
-    // Every operation and refusal of the controller, one after another: minutes on a loaded machine.
-  }, 180_000);
+  });
 
   it('documents the throttle: 429 with Retry-After once failures pass the limit', async () => {
     const typed = client();

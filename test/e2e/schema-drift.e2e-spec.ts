@@ -27,7 +27,7 @@ describe.each<SchemaRole>(['controller', 'dispatcher'])('the %s schema', (role) 
     await runMigrations(options);
     const source = await new DataSource(options).initialize();
     const tables = async () =>
-      (await source.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name <> 'migrations' ORDER BY 1`, [role]))
+      (await source.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name NOT IN ('migrations', 'migration_checksums') ORDER BY 1`, [role]))
         .map((row: { table_name: string }) => row.table_name);
     try {
       const built = await tables();

@@ -51,6 +51,10 @@ export class ResponseValidator {
     // An event stream's body never ends: its status, headers and media type are what can be checked.
     if (mediaType === 'text/event-stream') {
       if (!documented.content?.[mediaType]) this.problems.push(`${name} ${response.status}: ${mediaType}, not one the document names`);
+      // `response` is a clone, one branch of a tee of the body: until this branch is cancelled too,
+      // the caller's cancel() of its own branch waits for the server to end the stream (90 s).
+      // Not awaited: this branch's cancel in turn waits for the caller's.
+      void response.body?.cancel();
       return;
     }
     const text = await response.text();

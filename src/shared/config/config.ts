@@ -27,6 +27,11 @@ export interface AppConfig {
   logFormat: 'auto' | 'json' | 'pretty';
   /** Express `trust proxy`: false, true, a hop count or a list of addresses. */
   trustProxy: boolean | number | string;
+  /**
+   * Whether the controller answers its hot routes (webhooks, callbacks, progress) ahead of
+   * Express; off, the Nest routes answer them. The differential spec runs both ways.
+   */
+  httpHotLane: boolean;
 
   databaseUrl: string | null;
   databasePoolSize: number;
@@ -176,6 +181,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     dispatcherPort,
     dataDir,
     trustProxy: parseTrustProxy(r.string('TRUST_PROXY', 'false')),
+    httpHotLane: r.bool('HTTP_HOT_LANE', true),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     logFormat: r.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty']),
 

@@ -1,11 +1,19 @@
 import { DataSource } from 'typeorm';
 import { PostgresDataSourceOptions as PostgresConnectionOptions } from 'typeorm/driver/postgres/PostgresDataSourceOptions.js';
+import { SchemaRole } from './data-sources';
+import { MigrationChecksums } from './migration-checksums';
+import { SCHEMA_PARTS } from './schema-parts';
 
 /**
  * Creates the role's schema (TypeORM keeps its migrations table inside it, so it must
  * exist first) and runs pending migrations, serialised across replicas by an advisory lock.
+ * First it compares the applied migrations' recorded checksums with this build's list and
+ * refuses to go on, naming the file, when one was edited after it was applied.
  */
-export async function runMigrations(options: PostgresConnectionOptions): Promise<string[]> {
+export async function runMigrations(
+  options: PostgresConnectionOptions,
+  committed: Record<string, string> = SCHEMA_PARTS[options.schema as SchemaRole].checksums,
+): Promise<string[]> {
   const source = new DataSource({ ...options, extra: { ...(options.extra ?? {}), max: 1 } });
   await source.initialize();
   try {
@@ -13,8 +21,12 @@ export async function runMigrations(options: PostgresConnectionOptions): Promise
     await source.query('SELECT pg_advisory_lock($1)', [lockId]);
     try {
       await source.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
-      const applied = await source.runMigrations({ transaction: 'each' });
-      return applied.map((migration) => migration.name);
+      const checksums = new MigrationChecksums(source, options.schema!, committed);
+      checksums.requireListed(source.migrations.map((migration) => migration.name!));
+      await checksums.verifyApplied();
+      const applied = (await source.runMigrations({ transaction: 'each' })).map((migration) => migration.name);
+      await checksums.recordApplied(applied);
+      return applied;
     } finally {
       await source.query('SELECT pg_advisory_unlock($1)', [lockId]);
     }

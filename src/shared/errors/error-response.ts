@@ -39,7 +39,9 @@ export function toErrorView(error: unknown): ErrorView {
       headers: error.options.headers ?? {},
     };
   }
-  const parserError = error as BodyParserError;
+  // Nest wraps body-parser's syntax errors in a BadRequestException holding the parser's own
+  // message; the error is answered from its cause, as the hot lane answers it, whichever path read the body.
+  const parserError = (error instanceof HttpException && (error.cause as BodyParserError | undefined)?.type ? error.cause : error) as BodyParserError;
   if (parserError?.type === 'entity.too.large') {
     return { status: 413, code: 'payload_too_large', message: 'Request body is larger than allowed.', headers: {} };
   }

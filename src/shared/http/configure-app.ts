@@ -55,7 +55,8 @@ export function configureHttp(
     app.use('/agent/objects', answerOverLimitAtOnce(express.raw({ type: () => true, limit: config.maxPackageBytes }), config.maxPackageBytes, () => true));
   }
   const errors = role === 'controller' ? new ControllerExceptionFilter() : new DispatcherExceptionFilter();
-  serveHotRoutesFirst(app.getHttpServer() as Server, hotRoutes, {
+  // Off, the same routes still keep refused bodies for their handlers on the Express path below.
+  serveHotRoutesFirst(app.getHttpServer() as Server, config.httpHotLane ? hotRoutes : [], {
     limitBytes: config.maxJsonBytes,
     respondWithError: (error, request, response) => errors.respond(error, request, response),
     observe: (request, response, route, handle) => observe(request, response, () => route, handle),

@@ -156,16 +156,21 @@ function parseBody(rawBody: Buffer, route: HotRoute): { body: unknown; refusal?:
   }
 }
 
+/** The characters body-parser's strict mode skips before the first one it checks (JSON's whitespace only). */
+const FIRST_CHAR = /^[ \t\n\r]*([^ \t\n\r])/;
+
 /**
- * The body parsed as body-parser's strict JSON parser would: empty is `{}`, anything but an
- * object or an array is a parse error. Parts PostgreSQL cannot store (or nested past the
- * limit) are refused as the JSON guard refuses them.
+ * The body parsed as body-parser's strict JSON parser would: a UTF-8 byte order mark is
+ * dropped (its decoder does), an empty body is `{}`, a body of whitespace or one that starts
+ * with anything but an object or an array is a parse error. Parts PostgreSQL cannot store (or
+ * nested past the limit) are refused as the JSON guard refuses them.
  */
 function parseJson(rawBody: Buffer): unknown {
-  const text = rawBody.toString('utf8');
-  const start = /\S/.exec(text);
-  if (!start) return {};
-  if (start[0] !== '{' && start[0] !== '[') throw parseError('not a JSON object or array');
+  let text = rawBody.toString('utf8');
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length === 0) return {};
+  const first = FIRST_CHAR.exec(text)?.[1];
+  if (first !== '{' && first !== '[') throw parseError('not a JSON object or array');
   let body: unknown;
   try {
     body = JSON.parse(text);
