@@ -100,6 +100,7 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
     state: text({ enum: ['online', 'stale', 'offline'] }),
     last_heartbeat_at: nullableTime(),
     has_api_key: bool(),
+    bound_to: nullableText({ description: 'Who may check in under this name: client:<client_id> or operator; null: whoever checks in next' }),
     created_at: time(),
     updated_at: time(),
   }),

@@ -10,6 +10,7 @@ import { RetentionIndexes1770000000001 } from './1770000000001-RetentionIndexes'
 import { TaskIsolation1780100000000 } from './1780100000000-TaskIsolation';
 import { CreateEvents1780200000000 } from './1780200000000-CreateEvents';
 import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
+import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -25,4 +26,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   TaskIsolation1780100000000,
   CreateEvents1780200000000,
   AddPodAdditions1780500000000,
+  DispatcherBinding1790500000000,
 ];
