@@ -6,7 +6,7 @@ import { AgentSpec } from '../runtime/runtime';
 import { TaskEntity } from '../tasks/task.entity';
 
 /** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL and the per-task AGENT_KEY. */
-export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'dispatcherPublicUrl' | 'agentIsolation'>): AgentSpec {
+export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'agentDispatcherUrl' | 'agentIsolation'>): AgentSpec {
   return {
     taskId: task.taskId,
     image: task.agentImage,
@@ -14,7 +14,7 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
     env: {
       ...task.env,
       TASK_ID: task.taskId,
-      DISPATCHER_URL: config.dispatcherPublicUrl,
+      DISPATCHER_URL: config.agentDispatcherUrl,
       AGENT_KEY: perTaskAgentKey(config.agentKey, task.taskId),
     },
     resources: task.resources,

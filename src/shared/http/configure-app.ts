@@ -17,6 +17,7 @@ import { HotRoute, serveHotRoutesFirst } from './hot-routes';
 import { buildOpenApiDocument } from './openapi';
 import type { SchemaObject } from './openapi-schema';
 import { refuseUnstorableJson } from './json-guard';
+import { agentPathsOnMainPort } from '../../dispatcher/agent/agent-port';
 
 export type HttpRole = 'controller' | 'dispatcher';
 
@@ -51,6 +52,7 @@ export function configureHttp(
     observeRequest(role, accessLog, request, response, routeOf, next);
   app.use((request: Request, response: Response, next: NextFunction) => observe(request, response, () => expressRoute(request), next));
   if (role === 'dispatcher') {
+    app.use(agentPathsOnMainPort(config));
     // Agents PUT result objects of any type; the bytes are stored as they come.
     app.use('/agent/objects', answerOverLimitAtOnce(express.raw({ type: () => true, limit: config.maxPackageBytes }), config.maxPackageBytes, () => true));
   }
