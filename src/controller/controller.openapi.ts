@@ -49,6 +49,7 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
     runtime_target: record({ type: text(), namespace: text() }, ['namespace']),
     resources: anyObject(),
     env: stringMap(),
+    secret_env: { ...stringMap(), description: 'References ("<secret>/<key>") only; values are never answered' },
     ports: list(anyObject()),
     skills: list(record({ slug: text(), version_number: integer(), content_hash: text(), storage_ref: text() })),
     timeout_seconds: integer(),

@@ -11,6 +11,7 @@ import { TaskIsolation1780100000000 } from './1780100000000-TaskIsolation';
 import { CreateEvents1780200000000 } from './1780200000000-CreateEvents';
 import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
 import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
+import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -27,4 +28,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   CreateEvents1780200000000,
   AddPodAdditions1780500000000,
   DispatcherBinding1790500000000,
+  AddSecretEnv1790500000001,
 ];

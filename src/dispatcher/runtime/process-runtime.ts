@@ -1,3 +1,4 @@
+import { LocalSecrets } from './local-secrets';
 import { findProjectRoot } from '../../shared/config/project-root';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, promises as fs, WriteStream } from 'node:fs';
@@ -49,8 +50,11 @@ export class ProcessRuntime implements RuntimeBackend {
   private logDirReady?: Promise<unknown>;
   private closing = false;
 
-  constructor(config: Pick<AppConfig, 'localImageCommands' | 'dataDir'>, private readonly projectRoot = findProjectRoot()) {
+  private readonly secrets: LocalSecrets;
+
+  constructor(config: Pick<AppConfig, 'localImageCommands' | 'dataDir'> & { agentSecretsFile?: string | null }, private readonly projectRoot = findProjectRoot()) {
     this.commands = { ...DEFAULT_IMAGE_COMMANDS, ...config.localImageCommands };
+    this.secrets = new LocalSecrets(config.agentSecretsFile ?? null);
     this.logDir = agentLogDir(config.dataDir);
   }
 
@@ -67,6 +71,7 @@ export class ProcessRuntime implements RuntimeBackend {
   async submit(spec: AgentSpec): Promise<string> {
     const command = this.commandFor(spec.image);
     if (!command) throw new Error(`no command is mapped for image ${spec.image}`);
+    const secretValues = await this.secrets.resolve(spec.secretEnv ?? {});
     const [file, ...args] = command.trim().split(/\s+/);
     this.logDirReady ??= fs.mkdir(this.logDir, { recursive: true }).catch((error: unknown) => {
       this.logDirReady = undefined;
@@ -75,7 +80,7 @@ export class ProcessRuntime implements RuntimeBackend {
     await this.logDirReady;
     const child = spawn(file === 'node' ? process.execPath : file, args, {
       cwd: this.projectRoot,
-      env: { ...inheritedEnv(), ...spec.env },
+      env: { ...inheritedEnv(), ...spec.env, ...secretValues },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const spawned = new Promise<void>((resolve, reject) => {

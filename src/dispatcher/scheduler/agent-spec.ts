@@ -3,6 +3,7 @@ import { AgentIsolationDefaults } from '../../shared/config/isolation-config';
 import { AgentIsolation } from '../../shared/task-protocol/isolation';
 import { perTaskAgentKey } from '../auth/agent-keys';
 import { AgentSpec } from '../runtime/runtime';
+import { parseSecretRef } from '../../shared/task-protocol/secret-env';
 import { TaskEntity } from '../tasks/task.entity';
 
 /** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL and the per-task AGENT_KEY. */
@@ -25,6 +26,10 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
     timeoutSeconds: task.timeoutSeconds,
     isolation: isolationOf(task, config.agentIsolation),
     pod: task.podAdditions,
+    secretEnv: Object.fromEntries(Object.entries(task.secretEnv ?? {}).flatMap(([name, reference]) => {
+      const ref = parseSecretRef(reference);
+      return ref ? [[name, ref]] : [];
+    })),
   };
 }
 
