@@ -12,6 +12,7 @@ import { CreateEvents1780200000000 } from './1780200000000-CreateEvents';
 import { AddPodAdditions1780500000000 } from './1780500000000-AddPodAdditions';
 import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
 import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
+import { EventsByTask1790500000002 } from './1790500000002-EventsByTask';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -29,4 +30,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   AddPodAdditions1780500000000,
   DispatcherBinding1790500000000,
   AddSecretEnv1790500000001,
+  EventsByTask1790500000002,
 ];
