@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
+import proxyaddr from 'proxy-addr';
 import { AppConfig } from '../config/config';
 import { DomainError } from '../errors/domain-error';
 import { ControllerExceptionFilter, DispatcherExceptionFilter } from '../errors/exception-filters';
@@ -61,6 +62,7 @@ export function configureHttp(
     limitBytes: config.maxJsonBytes,
     respondWithError: (error, request, response) => errors.respond(error, request, response),
     observe: (request, response, route, handle) => observe(request, response, () => route, handle),
+    addressOf: (request) => proxyaddr(request, http.get('trust proxy fn') as (address: string, hop: number) => boolean),
   });
   if (role === 'controller') serveConsole(app);
   app.use(refuseUnknownBodyTypes);
