@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { root } from './bench-lib.mjs';
 
-const scripts = ['bench-tasks.mjs', 'bench-skills.mjs', 'bench-pipeline.mjs', 'bench-ingest.mjs', 'bench-lists.mjs', 'bench-dispatcher-start.mjs'];
+const scripts = ['bench-tasks.mjs', 'bench-skills.mjs', 'bench-pipeline.mjs', 'bench-ingest.mjs', 'bench-lists.mjs', 'bench-dispatcher-start.mjs', 'bench-streams.mjs'];
 let failed = false;
 for (const script of scripts) {
   console.log(`\n== ${script}`);
