@@ -12,6 +12,9 @@ import { ROLE_SCHEMAS } from './openapi-documents';
 import { createRootLogger, PinoNestLogger, rootLogger } from './shared/logging/logger';
 import { logFormatFor } from './shared/logging/pretty-output';
 import { requestContext } from './shared/logging/request-context';
+import { closeServer, listenOnAgentPort } from './dispatcher/agent/agent-port';
+import { applyServerLimits } from './shared/http/server-limits';
+import type { Server } from 'node:http';
 
 export interface RunningSystem {
   config: AppConfig;
@@ -76,7 +79,9 @@ export async function startSystem(given: AppConfig): Promise<RunningSystem> {
   }
   const roles: SchemaRole[] = config.role === 'all' ? ['controller', 'dispatcher'] : [config.role];
   const apps: Partial<Record<SchemaRole, INestApplication>> = {};
+  let agentServer: Server | undefined;
   const close = async (): Promise<void> => {
+    if (agentServer) await closeServer(agentServer);
     for (const role of [...roles].reverse()) await apps[role]?.close();
     await embedded?.stop();
   };
@@ -95,7 +100,12 @@ export async function startSystem(given: AppConfig): Promise<RunningSystem> {
         apps[role] = app;
         const port = role === 'controller' ? config.controllerPort : config.dispatcherPort;
         await app.listen(port, config.host);
+        applyServerLimits(app.getHttpServer() as Server, config.httpServer);
         logger.log(`${role} listening on http://${config.host}:${port}`);
+        if (role === 'dispatcher' && config.agentPort !== null) {
+          agentServer = await listenOnAgentPort(app, config);
+          logger.log(`agent API listening on http://${config.host}:${config.agentPort}`);
+        }
       });
     }
   } catch (error) {

@@ -1,3 +1,4 @@
+import { StreamSlotsModule } from '../shared/http/stream-slots';
 import { EventsModule } from './events/events.module';
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { AppConfig } from '../shared/config/config';
@@ -41,6 +42,7 @@ export class ControllerModule {
       module: ControllerModule,
       imports: [
         ConfigModule.forRoot(config),
+        StreamSlotsModule,
         DatabaseModule.forRole('controller', config),
         CacheModule.forRoot(),
         StorageModule.forRoot(),

@@ -1,3 +1,4 @@
+import { StreamSlotsModule } from '../shared/http/stream-slots';
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { AppConfig } from '../shared/config/config';
 import { ConfigModule } from '../shared/config/config.module';
@@ -28,6 +29,7 @@ export class DispatcherModule {
       module: DispatcherModule,
       imports: [
         ConfigModule.forRoot(config),
+        StreamSlotsModule,
         DatabaseModule.forRole('dispatcher', config),
         CacheModule.forRoot(),
         StorageModule.forRoot(),

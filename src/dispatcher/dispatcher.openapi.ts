@@ -16,6 +16,7 @@ export const DISPATCHER_SCHEMAS: Record<string, SchemaObject> = {
     runtime_target: record({ type: text(), namespace: nullableText() }),
     resources: anyObject({ nullable: true }),
     env: stringMap(),
+    secret_env: { ...stringMap(), description: 'References ("<secret>/<key>") only; values are never answered' },
     ports: list(anyObject()),
     brief_key: nullableText(),
     callback_url: text(),

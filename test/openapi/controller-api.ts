@@ -381,6 +381,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/dispatchers/{slug}/rebind": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Bind a dispatcher to the OAuth client client_id, or (none given) to whoever checks in next under its name */
+        post: operations["dispatchers_rebind"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/dispatchers": {
         parameters: {
             query?: never;
@@ -803,6 +820,13 @@ export interface components {
              *     }
              */
             env?: Record<string, never>;
+            /**
+             * @description Variables the agent gets from secrets, as "<secret>/<key>" references within the dispatcher's AGENT_SECRET_ALLOWLIST; values are never stored or answered
+             * @example {
+             *       "GITHUB_TOKEN": "forge-credentials/token"
+             *     }
+             */
+            secret_env?: Record<string, never>;
             ports?: components["schemas"]["PortDto"][];
             /**
              * @example [
@@ -916,6 +940,10 @@ export interface components {
             active_tasks: number;
             /** @example 10 */
             capacity: number;
+        };
+        DispatcherRebindDto: {
+            /** @description The OAuth client that may check in under this name from now on; none: whoever checks in next */
+            client_id?: string;
         };
         CreateSkillDto: {
             /** @example Code Review */
@@ -1031,6 +1059,13 @@ export interface components {
              *     }
              */
             env?: Record<string, never>;
+            /**
+             * @description Variables the agent gets from secrets, as "<secret>/<key>" references within the dispatcher's AGENT_SECRET_ALLOWLIST; values are never stored or answered
+             * @example {
+             *       "GITHUB_TOKEN": "forge-credentials/token"
+             *     }
+             */
+            secret_env?: Record<string, never>;
             ports?: components["schemas"]["PortDto"][];
             /**
              * @example [
@@ -1264,6 +1299,10 @@ export interface components {
             env: {
                 [key: string]: string;
             };
+            /** @description References ("<secret>/<key>") only; values are never answered */
+            secret_env: {
+                [key: string]: string;
+            };
             ports: {
                 [key: string]: unknown;
             }[];
@@ -1399,6 +1438,8 @@ export interface components {
             /** Format: date-time */
             last_heartbeat_at: string | null;
             has_api_key: boolean;
+            /** @description Who may check in under this name: client:<client_id> or operator; null: whoever checks in next */
+            bound_to: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2489,7 +2530,11 @@ export interface operations {
                     "application/json": components["schemas"]["ControllerError"];
                 };
             };
-            /** @description throttled: too many failed authentications from this address */
+            /**
+             * @description throttled: too many failed authentications from this address
+             *
+             *     throttled: a follow beyond STREAMS_PER_PRINCIPAL or STREAMS_PER_REPLICA
+             */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */
@@ -3778,7 +3823,7 @@ export interface operations {
                     "application/json": components["schemas"]["ControllerError"];
                 };
             };
-            /** @description conflict: the slug is taken by another dispatcher */
+            /** @description conflict: the slug is taken by another dispatcher, or the name is registered by another principal */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3888,6 +3933,126 @@ export interface operations {
                 };
             };
             /** @description not_found: unknown dispatcher_guid; check in again */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description conflict: the dispatcher is registered by another principal */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description payload_too_large: the body is over the limit; nothing is stored */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type this endpoint does not read */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description throttled: too many failed authentications from this address */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+        };
+    };
+    dispatchers_rebind: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DispatcherRebindDto"];
+            };
+        };
+        responses: {
+            /** @description The dispatcher with its new binding */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Dispatcher"];
+                };
+            };
+            /** @description invalid: client_id is not a UUID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_authenticated or authentication_failed */
+            401: {
+                headers: {
+                    /** @description The scheme(s) to authenticate with */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description permission_denied: needs an operator token (an OAuth access token is refused) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_found: no such dispatcher */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5208,7 +5373,11 @@ export interface operations {
                     "application/json": components["schemas"]["ControllerError"];
                 };
             };
-            /** @description throttled: too many failed authentications from this address */
+            /**
+             * @description throttled: too many failed authentications from this address
+             *
+             *     throttled: STREAMS_PER_PRINCIPAL or STREAMS_PER_REPLICA reached; Retry-After says when to try again
+             */
             429: {
                 headers: {
                     /** @description Seconds to wait before trying again */

@@ -58,4 +58,10 @@ async function dispatchersTour(client: ControllerClient, operator: Record<string
   expectStatus(await client.GET('/api/v1/dispatchers', { headers: operator }), 200);
   expectStatus(await client.GET('/api/v1/dispatchers/{slug}', { params: { path: { slug: checkin.data!.dispatcher_slug } }, headers: operator }), 200);
   expectStatus(await client.GET('/api/v1/dispatchers/{slug}', { params: { path: { slug: 'nobody' } }, headers: operator }), 404);
+  const slug = { path: { slug: checkin.data!.dispatcher_slug } };
+  expectStatus(await client.POST('/api/v1/dispatchers/{slug}/rebind', { params: slug, headers: operator, body: { client_id: randomUUID() } }), 200);
+  expectStatus(await client.POST('/api/v1/dispatchers/{slug}/rebind', { params: slug, headers: operator, body: { client_id: 'not-a-uuid' } }), 400);
+  expectStatus(await client.POST('/api/v1/dispatchers/{slug}/rebind', { params: slug, headers: bearer, body: {} }), 403);
+  expectStatus(await client.POST('/api/v1/dispatchers/{slug}/rebind', { params: { path: { slug: 'nobody' } }, headers: operator, body: {} }), 404);
+  expectStatus(await client.POST('/api/v1/dispatchers/{slug}/rebind', { params: slug, headers: operator, body: {} }), 200);
 }

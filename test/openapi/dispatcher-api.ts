@@ -329,6 +329,13 @@ export interface components {
             runtime_class?: string;
             network?: components["schemas"]["TaskNetworkDto"];
             security?: components["schemas"]["TaskSecurityDto"];
+            /**
+             * @description Variables the agent gets from secrets, as "<secret>/<key>" references within the dispatcher's AGENT_SECRET_ALLOWLIST; values are never stored or answered
+             * @example {
+             *       "GITHUB_TOKEN": "forge-credentials/token"
+             *     }
+             */
+            secret_env?: Record<string, never>;
         };
         CheckinDto: {
             task_id: string;
@@ -371,6 +378,10 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             env: {
+                [key: string]: string;
+            };
+            /** @description References ("<secret>/<key>") only; values are never answered */
+            secret_env: {
                 [key: string]: string;
             };
             ports: {
@@ -1150,6 +1161,17 @@ export interface operations {
             /** @description not_found: no such task */
             404: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description throttled: a follow beyond STREAMS_PER_REPLICA */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -6,6 +6,7 @@ import { AuthThrottles } from './auth-throttles';
 import { AuthController } from './auth.controller';
 import { OperatorOrClientGuard } from './auth.guard';
 import { AuthService } from './auth.service';
+import { CredentialWatch } from './credential-watch';
 import { OAuthBearerStrategy } from './oauth-bearer.strategy';
 import { OperatorToken } from './operator-token.entity';
 import { OperatorTokenStrategy } from './operator-token.strategy';
@@ -19,7 +20,7 @@ import { OperatorTokensService } from './operator-tokens.service';
 @Module({
   imports: [TypeOrmModule.forFeature([OperatorToken, OAuthClient, OAuthAccessToken])],
   controllers: [AuthController],
-  providers: [AuthService, AuthThrottles, OperatorTokensService, OperatorTokenStrategy, OAuthBearerStrategy, OperatorOrClientGuard],
-  exports: [AuthService, AuthThrottles, OperatorTokensService, OperatorTokenStrategy, OAuthBearerStrategy, OperatorOrClientGuard],
+  providers: [AuthService, CredentialWatch, AuthThrottles, OperatorTokensService, OperatorTokenStrategy, OAuthBearerStrategy, OperatorOrClientGuard],
+  exports: [AuthService, CredentialWatch, AuthThrottles, OperatorTokensService, OperatorTokenStrategy, OAuthBearerStrategy, OperatorOrClientGuard],
 })
 export class AuthModule {}

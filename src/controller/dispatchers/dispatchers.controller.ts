@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Answers, Refuses } from '../../shared/http/openapi-decorators';
-import { OperatorOrScope } from '../auth/auth.decorators';
-import { DispatcherCheckinDto, DispatcherHeartbeatDto } from './dispatchers.dto';
+import { CurrentPrincipal, OperatorOnly, OperatorOrScope, Principal } from '../auth/auth.decorators';
+import { DispatcherCheckinDto, DispatcherHeartbeatDto, DispatcherRebindDto } from './dispatchers.dto';
 import { DispatchersService, DispatcherView } from './dispatchers.service';
 
 @ApiTags('dispatchers')
@@ -15,9 +15,9 @@ export class DispatchersController {
   @HttpCode(200)
   @OperatorOrScope('dispatchers:write')
   @Answers(200, 'DispatcherCheckinAnswer', 'Registered (created) or updated')
-  @Refuses({ 409: 'conflict: the slug is taken by another dispatcher' })
-  async checkin(@Body() dto: DispatcherCheckinDto) {
-    const { action, dispatcher } = await this.dispatchers.checkin(dto);
+  @Refuses({ 409: 'conflict: the slug is taken by another dispatcher, or the name is registered by another principal' })
+  async checkin(@Body() dto: DispatcherCheckinDto, @CurrentPrincipal() principal: Principal) {
+    const { action, dispatcher } = await this.dispatchers.checkin(dto, principal);
     return { status: 'ok', action, dispatcher_guid: dispatcher.guid, dispatcher_slug: dispatcher.slug };
   }
 
@@ -26,10 +26,20 @@ export class DispatchersController {
   @HttpCode(200)
   @OperatorOrScope('dispatchers:write')
   @Answers(200, 'DispatcherHeartbeatAnswer', 'Recorded')
-  @Refuses({ 404: 'not_found: unknown dispatcher_guid; check in again' })
-  async heartbeat(@Body() dto: DispatcherHeartbeatDto) {
-    const dispatcher = await this.dispatchers.heartbeat(dto);
+  @Refuses({ 404: 'not_found: unknown dispatcher_guid; check in again', 409: 'conflict: the dispatcher is registered by another principal' })
+  async heartbeat(@Body() dto: DispatcherHeartbeatDto, @CurrentPrincipal() principal: Principal) {
+    const dispatcher = await this.dispatchers.heartbeat(dto, principal);
     return { status: 'ok', dispatcher_guid: dispatcher.guid, heartbeat_interval_seconds: dispatcher.heartbeatIntervalSeconds };
+  }
+
+  @Post(':slug/rebind')
+  @ApiOperation({ summary: 'Bind a dispatcher to the OAuth client client_id, or (none given) to whoever checks in next under its name' })
+  @HttpCode(200)
+  @OperatorOnly()
+  @Answers(200, 'Dispatcher', 'The dispatcher with its new binding')
+  @Refuses({ 400: 'invalid: client_id is not a UUID', 404: 'not_found: no such dispatcher' })
+  async rebind(@Param('slug') slug: string, @Body() dto: DispatcherRebindDto): Promise<DispatcherView> {
+    return this.dispatchers.view(await this.dispatchers.rebind(slug, dto.client_id ?? null));
   }
 
   @Get()

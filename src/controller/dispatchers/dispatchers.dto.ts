@@ -63,3 +63,11 @@ export class DispatcherHeartbeatDto {
   @IsInt32(0)
   capacity: number;
 }
+
+/** An operator's re-binding of a dispatcher's name. */
+export class DispatcherRebindDto {
+  @ApiPropertyOptional({ description: 'The OAuth client that may check in under this name from now on; none: whoever checks in next' })
+  @IsOptional()
+  @IsUUID()
+  client_id?: string;
+}

@@ -33,6 +33,10 @@ export class Dispatcher {
   @Column({ name: 'api_key_encrypted', type: 'text', nullable: true })
   apiKeyEncrypted: string | null;
 
+  /** Who may check in under this name: `client:<client_id>` or `operator`; null until the first check-in binds it. */
+  @Column({ name: 'bound_to', type: 'text', nullable: true })
+  boundTo: string | null;
+
   @Column({ name: 'active_tasks', type: 'integer', default: 0 })
   activeTasks: number;
 

@@ -6,6 +6,7 @@ import { QueryFailedError, Repository } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
+import type { Principal } from '../auth/principal';
 import { ApiKeyCipher } from './api-key-cipher';
 import { DispatcherState, dispatcherState, slugify } from './dispatcher-state';
 import { DispatcherCheckinDto, DispatcherHeartbeatDto } from './dispatchers.dto';
@@ -27,6 +28,8 @@ export interface DispatcherView {
   state: DispatcherState;
   last_heartbeat_at: string | null;
   has_api_key: boolean;
+  /** `client:<client_id>`, `operator`, or null (the next check-in binds it). */
+  bound_to: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -43,8 +46,12 @@ export class DispatchersService {
     this.cipher = new ApiKeyCipher(config.secretKey);
   }
 
-  /** Creates or updates the dispatcher of that name; a check-in also counts as a heartbeat. */
-  async checkin(dto: DispatcherCheckinDto): Promise<{ action: 'created' | 'updated'; dispatcher: Dispatcher }> {
+  /**
+   * Creates or updates the dispatcher of that name; a check-in also counts as a heartbeat.
+   * The first check-in binds the name to its principal; another principal's is a 409 until
+   * an operator re-binds it (operators may check in under any name).
+   */
+  async checkin(dto: DispatcherCheckinDto, principal: Principal): Promise<{ action: 'created' | 'updated'; dispatcher: Dispatcher }> {
     const slug = slugify(dto.name);
     if (!slug) throw DomainError.invalid({ name: ['must contain at least one letter or digit'] });
     const fields: Partial<Dispatcher> = {
@@ -58,7 +65,18 @@ export class DispatchersService {
     };
     const existing = await this.dispatchers.findOneBy({ name: dto.name });
     if (existing) {
-      await this.dispatchers.update({ guid: existing.guid }, fields);
+      assertBoundTo(existing, principal);
+      // Conditional on the binding read above, so two principals racing for an unbound name cannot both win.
+      const result = await this.dispatchers
+        .createQueryBuilder()
+        .update()
+        .set({ ...fields, boundTo: existing.boundTo ?? bindingOf(principal) })
+        .where('guid = :guid', { guid: existing.guid })
+        .andWhere(existing.boundTo === null ? 'bound_to IS NULL' : 'bound_to = :boundTo', { boundTo: existing.boundTo })
+        .returning(['guid'])
+        .execute();
+      // Bound by another check-in since the read: read again, which refuses or proceeds.
+      if ((result.raw as unknown[]).length === 0) return this.checkin(dto, principal);
       const dispatcher = await this.dispatchers.findOneByOrFail({ guid: existing.guid });
       this.cameOnline.next(dispatcher);
       return { action: 'updated', dispatcher };
@@ -66,20 +84,21 @@ export class DispatchersService {
     const taken = await this.dispatchers.findOneBy({ slug });
     if (taken) throw DomainError.conflict(`The slug "${slug}" is taken by the dispatcher "${taken.name}".`);
     try {
-      const created = await this.dispatchers.save(this.dispatchers.create({ name: dto.name, slug, ...fields }));
+      const created = await this.dispatchers.save(this.dispatchers.create({ name: dto.name, slug, ...fields, boundTo: bindingOf(principal) }));
       this.cameOnline.next(created);
       return { action: 'created', dispatcher: created };
     } catch (error) {
       // Two first check-ins of one name at once: the loser becomes an update.
-      if (isUniqueViolation(error) && (await this.dispatchers.existsBy({ name: dto.name }))) return this.checkin(dto);
+      if (isUniqueViolation(error) && (await this.dispatchers.existsBy({ name: dto.name }))) return this.checkin(dto, principal);
       if (isUniqueViolation(error)) throw DomainError.conflict(`The slug "${slug}" is taken by another dispatcher.`);
       throw error;
     }
   }
 
-  async heartbeat(dto: DispatcherHeartbeatDto): Promise<Dispatcher> {
+  async heartbeat(dto: DispatcherHeartbeatDto, principal: Principal): Promise<Dispatcher> {
     const before = isUUID(dto.dispatcher_guid) ? await this.dispatchers.findOneBy({ guid: dto.dispatcher_guid }) : null;
     if (!before) throw new DomainError('not_found', 'Dispatcher not found; check in again.');
+    assertBoundTo(before, principal);
     const fields = { activeTasks: dto.active_tasks, capacity: dto.capacity, lastHeartbeatAt: new Date() };
     const result = await this.dispatchers.update({ guid: dto.dispatcher_guid }, fields);
     if (!result.affected) {
@@ -88,6 +107,18 @@ export class DispatchersService {
     const wasOnline = dispatcherState(before.lastHeartbeatAt, before.heartbeatIntervalSeconds) === 'online';
     const dispatcher = Object.assign(before, fields);
     if (!wasOnline) this.cameOnline.next(dispatcher);
+    return dispatcher;
+  }
+
+  /**
+   * An operator's re-binding: to the OAuth client `clientId`, or (none given) to whoever
+   * checks in next under the dispatcher's name.
+   */
+  async rebind(slug: string, clientId: string | null): Promise<Dispatcher> {
+    const dispatcher = await this.getBySlug(slug);
+    dispatcher.boundTo = clientId ? `client:${clientId.toLowerCase()}` : null;
+    await this.dispatchers.update({ guid: dispatcher.guid }, { boundTo: dispatcher.boundTo });
+    this.logger.log({ dispatcher: dispatcher.slug, boundTo: dispatcher.boundTo ?? 'next check-in' }, 'Dispatcher re-bound by an operator');
     return dispatcher;
   }
 
@@ -146,10 +177,24 @@ export class DispatchersService {
       state: dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, now),
       last_heartbeat_at: dispatcher.lastHeartbeatAt?.toISOString() ?? null,
       has_api_key: dispatcher.apiKeyEncrypted !== null,
+      bound_to: dispatcher.boundTo,
       created_at: dispatcher.createdAt.toISOString(),
       updated_at: dispatcher.updatedAt.toISOString(),
     };
   }
+}
+
+/** What a dispatcher is bound to when `principal` checks it in: every operator is one principal here. */
+export function bindingOf(principal: Principal): string {
+  return principal.kind === 'operator' ? 'operator' : `client:${principal.id}`;
+}
+
+/** 409 `conflict` when the dispatcher is bound to another principal than this (non-operator) one. */
+function assertBoundTo(dispatcher: Dispatcher, principal: Principal): void {
+  if (principal.kind === 'operator' || dispatcher.boundTo === null || dispatcher.boundTo === bindingOf(principal)) return;
+  throw DomainError.conflict(
+    `The dispatcher "${dispatcher.name}" is registered by another principal; an operator can re-bind it with POST /api/v1/dispatchers/${dispatcher.slug}/rebind/.`,
+  );
 }
 
 function isUniqueViolation(error: unknown): boolean {

@@ -4,14 +4,20 @@ import { AnswersWith, Refuses } from '../../shared/http/openapi-decorators';
 import type { Response } from 'express';
 import { DomainError } from '../../shared/errors/domain-error';
 import { streamText } from '../../shared/http/stream-text';
-import { OperatorOrScope } from '../auth/auth.decorators';
+import { CurrentPrincipal, OperatorOrScope, Principal } from '../auth/auth.decorators';
+import { StreamSlots } from '../../shared/http/stream-slots';
+import { CredentialWatch } from '../auth/credential-watch';
 import { EventsQueryDto } from './events.dto';
 import { EventsService } from './events.service';
 
 @ApiTags('events')
 @Controller('api/v1/events')
 export class EventsController {
-  constructor(private readonly events: EventsService) {}
+  constructor(
+    private readonly events: EventsService,
+    private readonly slots: StreamSlots,
+    private readonly credentials: CredentialWatch,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -19,12 +25,20 @@ export class EventsController {
       + 'each has an id, and Last-Event-ID resumes within EVENT_RETENTION_HOURS',
   })
   @AnswersWith(200, 'text/event-stream', 'Server-sent events until the client disconnects: task.created, task.status, task.progress, task.finished, dispatcher.state')
-  @Refuses({ 400: 'invalid: a query parameter is out of range' })
+  @Refuses({ 400: 'invalid: a query parameter is out of range', 429: 'throttled: STREAMS_PER_PRINCIPAL or STREAMS_PER_REPLICA reached; Retry-After says when to try again' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event id' })
   @OperatorOrScope('tasks:read')
-  stream(@Query() query: EventsQueryDto, @Headers('last-event-id') lastEventId: string | undefined, @Res() response: Response): Promise<void> {
+  stream(
+    @Query() query: EventsQueryDto,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Headers('authorization') authorization: string | undefined,
+    @CurrentPrincipal() principal: Principal,
+    @Res() response: Response,
+  ): Promise<void> {
     const after = lastEventId !== undefined && lastEventId !== '' ? parseEventId(lastEventId) : query.last_event_id;
-    return streamText(response, this.events.stream({ after, taskGuid: query.task_guid }), 'text/event-stream; charset=utf-8');
+    this.slots.take(`${principal.kind}:${principal.id}`, response);
+    const alive = this.credentials.aliveCheck(authorization);
+    return streamText(response, this.events.stream({ after, taskGuid: query.task_guid, alive }), 'text/event-stream; charset=utf-8');
   }
 }
 

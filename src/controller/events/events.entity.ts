@@ -6,6 +6,7 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 /** One event of the stream; its id is the SSE `id` a client resumes from. Repeats migration 1780200000000. */
 @Entity({ name: 'events' })
 @Index('events_created_idx', ['createdAt'])
+@Index('events_task_guid_id_idx', ['taskGuid', 'id'])
 export class TaskEvent {
   @PrimaryGeneratedColumn('increment', { type: 'bigint', primaryKeyConstraintName: 'events_pkey' })
   id: string;

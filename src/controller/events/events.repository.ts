@@ -6,6 +6,7 @@ import { EventKind } from './events.entity';
 
 export interface EventRow {
   id: number;
+  taskGuid: string | null;
   kind: EventKind;
   data: Record<string, unknown>;
   at: string;
@@ -19,11 +20,11 @@ export class EventsRepository {
   /** Events after `after` up to `upTo`, in id order, at most `limit`; only one task's when `taskGuid` is given. */
   async range(after: number, upTo: number, limit: number, taskGuid?: string): Promise<EventRow[]> {
     const rows = (await this.db.query(
-      `SELECT id, kind, data, created_at FROM ${EVENTS}
+      `SELECT id, kind, task_guid, data, created_at FROM ${EVENTS}
        WHERE id > $1 AND id <= $2 AND ($4::uuid IS NULL OR task_guid = $4) ORDER BY id LIMIT $3`,
       [after, upTo, limit, taskGuid ?? null],
-    )) as { id: string; kind: EventKind; data: Record<string, unknown>; created_at: Date }[];
-    return rows.map((row) => ({ id: Number(row.id), kind: row.kind, data: row.data, at: new Date(row.created_at).toISOString() }));
+    )) as { id: string; kind: EventKind; task_guid: string | null; data: Record<string, unknown>; created_at: Date }[];
+    return rows.map((row) => ({ id: Number(row.id), kind: row.kind, taskGuid: row.task_guid, data: row.data, at: new Date(row.created_at).toISOString() }));
   }
 
   /** The oldest id still kept (null: none), to tell a client that resumes from before it. */

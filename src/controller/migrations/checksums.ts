@@ -21,4 +21,7 @@ export const MIGRATION_CHECKSUMS: Record<string, string> = {
   '1790300000000-CreateScheduleTicks.ts': '3948ee82c1d9e2bd6ae99d1cadefaa2b573585ea4db6e988434db3905a3b0025',
   '1790600000000-LedgerFilterIndexes.ts': '8f09c0599b5dcc0ad27e3653d622e60d77a1c550f33b74779490c1b9ea3e9fac',
   '1790700000000-CreateSubscriptions.ts': '0c156d3ab3e70018fb0a8037fb93525a782129136a3e7728d08ea6cabab03fe7',
+  '1790500000000-DispatcherBinding.ts': '8593c857641897f16c87185489982e8042f49927ea6ed4a808b4cde5b42bbabf',
+  '1790500000001-AddSecretEnv.ts': '595ff2c25e1cb7eb9269ed2244df233232533d8a26c4beac503752a05a45ce12',
+  '1790500000002-EventsByTask.ts': '08738f57a46ae0571b49d08744bb4fedcb1063562ad8d9a94e479c4302f5ecf5',
 };

@@ -15,6 +15,9 @@ import { SchedulingQueue1790100000000 } from './1790100000000-SchedulingQueue';
 import { TaskRetries1790200000000 } from './1790200000000-TaskRetries';
 import { LedgerFilterIndexes1790600000000 } from './1790600000000-LedgerFilterIndexes';
 import { CreateSubscriptions1790700000000 } from './1790700000000-CreateSubscriptions';
+import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
+import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
+import { EventsByTask1790500000002 } from './1790500000002-EventsByTask';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -33,6 +36,9 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   SchedulingQueue1790100000000,
   TaskRetries1790200000000,
   CreateScheduleTicks1790300000000,
+  DispatcherBinding1790500000000,
+  AddSecretEnv1790500000001,
+  EventsByTask1790500000002,
   LedgerFilterIndexes1790600000000,
   CreateSubscriptions1790700000000,
 ];

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { OAuthAccessToken } from './oauth-access-token.entity';
 import { OAuthClient } from './oauth-client.entity';
 import { OAuthClientsService } from './oauth-clients.service';
+import { EmbeddedDispatcherClientService } from './embedded-dispatcher-client.service';
 import { OAuthTokensService } from './oauth-tokens.service';
 import { OAuthMetadataController } from './oauth-metadata.controller';
 import { OAuthController } from './oauth.controller';
@@ -11,6 +12,6 @@ import { OAuthController } from './oauth.controller';
 @Module({
   imports: [TypeOrmModule.forFeature([OAuthClient, OAuthAccessToken])],
   controllers: [OAuthController, OAuthMetadataController],
-  providers: [OAuthClientsService, OAuthTokensService],
+  providers: [OAuthClientsService, OAuthTokensService, EmbeddedDispatcherClientService],
 })
 export class OAuthModule {}

@@ -66,6 +66,7 @@ function templateOf(task: Task): Partial<Task> {
     runtimeTarget: task.runtimeTarget,
     resources: task.resources,
     env: task.env,
+    secretEnv: task.secretEnv,
     ports: task.ports,
     skills: task.skills,
     timeoutSeconds: task.timeoutSeconds,

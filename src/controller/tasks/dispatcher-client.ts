@@ -35,7 +35,8 @@ export class DispatcherClient {
     if (apiKey) headers['x-api-key'] = apiKey;
     const url = `${dispatcher.endpointUrl}/tasks/${encodeURIComponent(taskId)}/logs${query.size ? `?${query}` : ''}`;
     // A follow lasts as long as the task (or until its own client goes away); a read is timed.
-    const response = await fetch(url, { headers, signal: options.follow ? options.signal : AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    // Never redirected: what another address answers is not this dispatcher's output.
+    const response = await fetch(url, { headers, redirect: 'manual', signal: options.follow ? options.signal : AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     if (!response.ok) {
       await response.body?.cancel().catch(() => undefined);
       throw new Error(`${response.status} from ${new URL(url).host}`);
@@ -48,16 +49,24 @@ export class DispatcherClient {
     if (apiKey) headers['x-api-key'] = apiKey;
     let response: Response;
     try {
-      response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      // Never redirected: a task (its env, its callback token) goes to the registered address only.
+      response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
     } catch (error) {
       return { kind: 'unavailable', status: null, message: `no answer from ${new URL(url).host}: ${describe(error)}` };
     }
     const text = await response.text().catch(() => '');
+    if (isRedirect(response.status)) {
+      return { kind: 'unavailable', status: response.status, message: `${response.status} from ${new URL(url).host}: a redirect, which is never followed` };
+    }
     if (response.ok) return { kind: 'accepted', status: response.status };
     const message = `${response.status} from ${new URL(url).host}: ${errorMessageOf(text)}`;
     const retryable = response.status >= 500 || [408, 409, 429].includes(response.status);
     return { kind: retryable ? 'unavailable' : 'refused', status: response.status, message };
   }
+}
+
+function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400;
 }
 
 function describe(error: unknown): string {

@@ -210,6 +210,8 @@ export class TaskDispatchService {
       timeout_seconds: task.timeoutSeconds,
       ...isolationFields(task),
       ...task.podAdditions,
+      // Sent only when set, so a dispatcher that predates secret_env sees the request it knows.
+      ...(Object.keys(task.secretEnv ?? {}).length > 0 ? { secret_env: task.secretEnv } : {}),
     };
   }
 }

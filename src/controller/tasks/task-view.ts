@@ -38,6 +38,7 @@ export function taskView(task: Task, extras: TaskViewExtras = {}) {
     network: task.network,
     security: task.security,
     ...task.podAdditions,
+    secret_env: task.secretEnv ?? {},
     brief_key: task.briefKey,
     dispatcher_labels: task.dispatcherLabels,
     dispatcher: task.dispatcherSlug,

@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { abortOnClose, streamText } from '../../shared/http/stream-text';
+import { abortOnClose, LOG_FOLLOW_KEEP_ALIVE, streamText } from '../../shared/http/stream-text';
+import { StreamSlots } from '../../shared/http/stream-slots';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
@@ -25,6 +26,7 @@ export class TasksController {
     private readonly logs: TaskLogsService,
     private readonly attempts: TaskAttemptsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly slots: StreamSlots,
   ) {}
 
   @Post()
@@ -77,10 +79,13 @@ export class TasksController {
       + '?follow=true streams it (chunked text/plain) until the task is final, then ends',
   })
   @AnswersWith(200, 'text/plain', "The task's output; with ?follow=true streamed (chunked) until the task is final")
-  @Refuses({ 404: 'not_found: no such task' })
+  @Refuses({ 404: 'not_found: no such task', 429: 'throttled: a follow beyond STREAMS_PER_PRINCIPAL or STREAMS_PER_REPLICA' })
   @OperatorOrScope('tasks:read')
-  async taskLogs(@Param('guid') guid: string, @Query() query: TaskLogsQueryDto, @Res() response: Response): Promise<void> {
-    if (query.follow) return streamText(response, await this.logs.follow(guid, query.tail, abortOnClose(response)));
+  async taskLogs(@Param('guid') guid: string, @Query() query: TaskLogsQueryDto, @CurrentPrincipal() principal: Principal, @Res() response: Response): Promise<void> {
+    if (query.follow) {
+      this.slots.take(`${principal.kind}:${principal.id}`, response);
+      return streamText(response, await this.logs.follow(guid, query.tail, abortOnClose(response)), undefined, LOG_FOLLOW_KEEP_ALIVE);
+    }
     response.type('text/plain; charset=utf-8').send(await this.logs.read(guid, query.tail));
   }
 

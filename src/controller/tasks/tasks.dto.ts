@@ -22,6 +22,7 @@ import { IsRuntimeClass, TaskNetworkDto, TaskSecurityDto } from '../../shared/ta
 import { RUNTIME_TYPE_NAME } from '../../shared/task-protocol/task-request';
 import { IsStringMap } from '../../shared/validation/maps';
 import { PodAdditionsDto } from '../../shared/task-protocol/pod-additions';
+import { IsSecretEnv, SECRET_ENV_DESCRIPTION } from '../../shared/task-protocol/secret-env';
 import { IsInt32 } from '../../shared/validation/int32';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { ConcurrencyDto } from '../scheduling/scheduling.dto';
@@ -96,6 +97,11 @@ export class TaskTemplateFieldsDto extends PodAdditionsDto {
   @IsOptional()
   @IsStringMap()
   env?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: SECRET_ENV_DESCRIPTION, example: { GITHUB_TOKEN: 'forge-credentials/token' } })
+  @IsOptional()
+  @IsSecretEnv()
+  secret_env?: Record<string, string>;
 
   @ApiPropertyOptional({ type: [PortDto] })
   @IsOptional()

@@ -96,6 +96,10 @@ export class Task {
   @Column({ name: 'pod_additions', type: 'jsonb', default: () => "'{}'" })
   podAdditions: PodAdditions;
 
+  /** `secret_env`: variable names to `<secret>/<key>` references; the dispatcher resolves them, no role stores a value. */
+  @Column({ name: 'secret_env', type: 'jsonb', default: () => "'{}'" })
+  secretEnv: Record<string, string>;
+
   @Column({ name: 'brief_key', type: 'text' })
   briefKey: string;
 

@@ -1,4 +1,5 @@
 import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
+import { secretEnvOf } from '../../shared/task-protocol/secret-env';
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
@@ -84,6 +85,7 @@ export class TasksService {
       network: networkOf(template.network),
       security: securityOf(template.security),
       podAdditions: podAdditionsOf(template),
+      secretEnv: secretEnvOf(template) ?? {},
       briefKey: template.brief_key ?? `briefs/${guid}.json`,
       briefPending: template.brief !== undefined ? JSON.stringify(template.brief) : null,
       dispatcherLabels: template.dispatcher_labels ?? {},

@@ -13,7 +13,9 @@ export class WebhookHotRoutes {
       // Every delivery is kept in the ledger, one whose body is refused too.
       takesRefusedBodies: true,
       handle: (request) =>
-        this.webhooks.ingest({ headers: request.headers, rawBody: request.rawBody, body: request.body, formEncoded: false, refusal: request.refusal }),
+        this.webhooks.ingest({
+          headers: request.headers, rawBody: request.rawBody, body: request.body, formEncoded: false, refusal: request.refusal, address: request.address,
+        }),
     }];
   }
 }

@@ -28,6 +28,7 @@ export class WebhooksController {
       body: request.body,
       formEncoded: request.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded',
       refusal: request.bodyRefusal,
+      address: request.ip ?? 'unknown',
     });
     response.status(answer.status);
     return answer.body;

@@ -3,6 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
+import { CACHE, Cache } from '../../shared/cache/cache';
+import { FallbackCache } from '../../shared/cache/fallback-cache';
+import { Throttle, throttled } from '../auth/throttle';
 import { jsonProblem } from '../../shared/http/json-guard';
 import { WebhookEvent } from '../workflows/workflow-routing';
 import { DeliveryLedger } from './delivery-ledger';
@@ -28,7 +31,12 @@ export interface InboundWebhook {
   formEncoded: boolean;
   /** Why the HTTP layer refused the body (not JSON, or a part no endpoint takes); the delivery is refused and recorded. */
   refusal?: unknown;
+  /** The sender's address: unverified refusals are throttled per address. */
+  address?: string;
 }
+
+/** What is kept of an unverified delivery's refused body: enough to see what it was, too little to fill the ledger. */
+export const UNVERIFIED_REFUSAL_KEPT_BYTES = 4096;
 
 export type IngestAnswer =
   | RoutedAnswer
@@ -45,11 +53,16 @@ interface Parsed {
 
 @Injectable()
 export class WebhooksService {
+  private readonly refusals: Throttle;
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly ledger: DeliveryLedger,
     private readonly router: WebhookRouter,
-  ) {}
+    @Inject(CACHE) cache: Cache,
+  ) {
+    this.refusals = new Throttle(new FallbackCache(cache, 'webhook refusal throttle'), 'webhook:refused:addr:', config.webhookRefusalsPerMinute, 60);
+  }
 
   async ingest(inbound: InboundWebhook): Promise<IngestAnswer> {
     const parsed = await this.parseOrReject(inbound);
@@ -87,6 +100,7 @@ export class WebhooksService {
       return { source, verified, payload, payloadText, event: detectEvent(source, inbound.headers, payload) };
     } catch (error) {
       if (error instanceof DomainError) {
+        if (!verified) await this.countRefusal(inbound);
         await this.ledger.record({
           source: source ?? 'unknown',
           verified,
@@ -115,17 +129,29 @@ export class WebhooksService {
     } catch {
       // The body's refusal is the answer; an unknown sender or a bad signature is recorded as unverified.
     }
+    if (!verified) await this.countRefusal(inbound);
+    const payload = this.payloadFields(storableText(verified ? inbound.rawBody : inbound.rawBody.subarray(0, UNVERIFIED_REFUSAL_KEPT_BYTES)));
     await this.ledger.record({
       source,
       verified,
       outcome: 'rejected',
       statusCode: error instanceof DomainError ? error.status : 400,
       error: error instanceof Error ? error.message : 'Request body refused.',
-      ...this.payloadFields(storableText(inbound.rawBody)),
+      ...payload,
+      payloadTruncated: payload.payloadTruncated || (!verified && inbound.rawBody.length > UNVERIFIED_REFUSAL_KEPT_BYTES),
       payloadSize: inbound.rawBody.length,
       finishedAt: new Date(),
     });
     return error;
+  }
+
+  /**
+   * Counts an unverified refusal for the sender's address; past WEBHOOK_REFUSALS_PER_MINUTE
+   * it is answered 429 and not recorded, so a flood of forged deliveries cannot fill the ledger.
+   */
+  private async countRefusal(inbound: InboundWebhook): Promise<void> {
+    const wait = await this.refusals.hit(inbound.address ?? 'unknown');
+    if (wait !== null) throw throttled(wait, 'Too many refused webhook deliveries from this address; try again later.');
   }
 
   private secrets(): WebhookSecrets {

@@ -29,6 +29,8 @@ export interface StoredTaskTemplate extends PodAdditions {
   runtime_class?: string;
   network?: TaskNetwork;
   security?: TaskSecurity;
+  /** References only (`<secret>/<key>`), never values. */
+  secret_env?: Record<string, string>;
 }
 
 /** A routing rule: which events it takes, and the task each one becomes. */

@@ -1,4 +1,5 @@
 import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
+import { secretEnvOf } from '../../shared/task-protocol/secret-env';
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Observable } from 'rxjs';
@@ -69,6 +70,8 @@ function storedTemplate(template: WorkflowTaskTemplateDto): StoredTaskTemplate {
   if (network) stored.network = network;
   const security = securityOf(template.security);
   if (security) stored.security = security;
+  const secretEnv = secretEnvOf(template);
+  if (secretEnv) stored.secret_env = secretEnv;
   return { ...stored, ...podAdditionsOf(template) };
 }
 

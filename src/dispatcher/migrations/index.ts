@@ -9,6 +9,7 @@ import { AddTaskClaimant1710000000101 } from './1710000000101-AddTaskClaimant';
 import { TaskSkillsAndIsolation1710000000200 } from './1710000000200-TaskSkillsAndIsolation';
 import { AddLogsStoredAt1710000000300 } from './1710000000300-AddLogsStoredAt';
 import { AddPodAdditions1710000000500 } from './1710000000500-AddPodAdditions';
+import { AddSecretEnv1710000000700 } from './1710000000700-AddSecretEnv';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
 export const DISPATCHER_MIGRATIONS: Function[] = [
@@ -23,4 +24,5 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   TaskSkillsAndIsolation1710000000200,
   AddLogsStoredAt1710000000300,
   AddPodAdditions1710000000500,
+  AddSecretEnv1710000000700,
 ];

@@ -1,3 +1,4 @@
+import { embeddedDispatcherCredential, usesEmbeddedDispatcherClient } from '../../shared/auth/embedded-dispatcher-client';
 import { AppConfig } from '../../shared/config/config';
 
 export type ControllerCredential =
@@ -19,12 +20,16 @@ export class ControllerError extends Error {
 const REQUEST_TIMEOUT_MS = 10_000;
 
 /**
- * Where and how to register: in the `all` role with the controller next door and its
- * API_TOKEN; otherwise with CONTROLLER_URL and CONTROLLER_TOKEN or OAuth client credentials.
+ * Where and how to register: with CONTROLLER_URL and OAuth client credentials or
+ * CONTROLLER_TOKEN; in the `all` role, when neither is set, with the controller next door and
+ * the OAuth client it keeps for this dispatcher (dispatchers:write only, never the operator token).
  */
 export function controllerTargetOf(config: AppConfig): ControllerTarget | null {
   if (!config.controllerUrl) return null;
-  if (config.role === 'all') return { url: config.controllerUrl, credential: { kind: 'token', token: config.apiToken } };
+  if (usesEmbeddedDispatcherClient(config)) {
+    const { clientId, clientSecret } = embeddedDispatcherCredential(config.secretKey);
+    return { url: config.controllerUrl, credential: { kind: 'oauth', clientId, clientSecret } };
+  }
   if (config.controllerToken) return { url: config.controllerUrl, credential: { kind: 'token', token: config.controllerToken } };
   if (config.controllerClientId && config.controllerClientSecret) {
     return { url: config.controllerUrl, credential: { kind: 'oauth', clientId: config.controllerClientId, clientSecret: config.controllerClientSecret } };

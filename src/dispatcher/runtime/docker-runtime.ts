@@ -1,3 +1,4 @@
+import { LocalSecrets } from './local-secrets';
 import { Logger } from '@nestjs/common';
 import Docker from 'dockerode';
 import { cpuToNanoCpus, memoryToBytes } from '../../shared/validation/quantities';
@@ -10,6 +11,8 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const TASK_ID_LABEL = 'task-id';
 
 export interface DockerRuntimeOptions {
+  /** AGENT_SECRETS_FILE: where `secret_env` values come from. */
+  secretsFile?: string | null;
   /** DOCKER_HOST: `unix:///path.sock`, a socket path or `tcp://host:port`; null is Docker's default. */
   dockerHost: string | null;
   /** Written into the managed-by label; recovery lists containers by it. */
@@ -53,8 +56,11 @@ export class DockerRuntime implements RuntimeBackend {
   private readonly keptLogs = new Map<string, Buffer>();
   private readonly closing = new AbortController();
 
+  private readonly secrets: LocalSecrets;
+
   constructor(private readonly options: DockerRuntimeOptions) {
     this.docker = new Docker(dockerConnection(options.dockerHost));
+    this.secrets = new LocalSecrets(options.secretsFile ?? null);
   }
 
   validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]> {
@@ -63,7 +69,7 @@ export class DockerRuntime implements RuntimeBackend {
 
   async submit(spec: AgentSpec): Promise<string> {
     const name = this.containerName(spec.taskId);
-    const body = this.containerBody(name, spec);
+    const body = this.containerBody(name, spec, await this.secrets.resolve(spec.secretEnv ?? {}));
     try {
       await this.createAndStart(body, spec.taskId);
     } catch (error) {
@@ -170,13 +176,13 @@ export class DockerRuntime implements RuntimeBackend {
     return `${prefix || 'agent'}-task-${taskId}`;
   }
 
-  private containerBody(name: string, spec: AgentSpec): Docker.ContainerCreateOptions {
+  private containerBody(name: string, spec: AgentSpec, secretValues: Record<string, string>): Docker.ContainerCreateOptions {
     const isolation = containerIsolation(spec.isolation, this.options.network, this.options.pidsLimit ?? 1024);
     return {
       name,
       User: isolation.User,
       Image: spec.image,
-      Env: Object.entries(spec.env).map(([key, value]) => `${key}=${value}`),
+      Env: Object.entries({ ...spec.env, ...secretValues }).map(([key, value]) => `${key}=${value}`),
       Labels: { [MANAGED_BY_LABEL]: this.options.dispatcherName, [TASK_ID_LABEL]: spec.taskId },
       ExposedPorts: Object.fromEntries(spec.ports.map((port) => [`${port.containerPort}/${port.protocol.toLowerCase()}`, {}])),
       StopTimeout: this.options.stopGraceSeconds ?? 10,

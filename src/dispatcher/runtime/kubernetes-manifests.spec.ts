@@ -137,3 +137,13 @@ describe('jobProblems', () => {
     expect(jobProblems(job)).toContain('unknown field "spec.template.spec.containers[0].imag"');
   });
 });
+
+describe('buildJob with secret_env', () => {
+  it('reads each variable from a Secret of the task namespace by secretKeyRef, never holding a value', () => {
+    const job = buildJob(makeSpec({ namespace: 'team-a', secretEnv: { FORGE_TOKEN: { secret: 'forge-credentials', key: 'token' } } }), settings);
+    const env = job.spec!.template.spec!.containers[0].env!;
+    expect(job.metadata!.namespace).toBe('team-a');
+    expect(env.find((variable) => variable.name === 'FORGE_TOKEN')).toEqual({ name: 'FORGE_TOKEN', valueFrom: { secretKeyRef: { name: 'forge-credentials', key: 'token' } } });
+    expect(jobProblems(job)).toEqual([]);
+  });
+});

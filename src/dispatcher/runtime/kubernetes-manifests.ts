@@ -74,6 +74,10 @@ export function buildJob(spec: AgentSpec, settings: ManifestSettings): V1Job {
     .filter(([name]) => name !== AGENT_KEY_ENV)
     .map(([name, value]) => ({ name, value }));
   env.push({ name: AGENT_KEY_ENV, valueFrom: { secretKeyRef: { name: secretName(spec.taskId), key: AGENT_KEY_SECRET_KEY } } } as never);
+  // The task's secret_env: Secrets in the task's namespace, read by the kubelet; the value never passes through the dispatcher.
+  for (const [name, ref] of Object.entries(spec.secretEnv ?? {})) {
+    env.push({ name, valueFrom: { secretKeyRef: { name: ref.secret, key: ref.key } } } as never);
+  }
   const job: V1Job = {
     apiVersion: 'batch/v1',
     kind: 'Job',

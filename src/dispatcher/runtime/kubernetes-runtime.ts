@@ -112,8 +112,8 @@ export class KubernetesRuntime implements RuntimeBackend {
       dispatcher: {
         podLabels: config.agentIsolation.dispatcherPodLabels,
         namespace: config.agentIsolation.dispatcherNamespace || config.kubeNamespace,
-        port: config.dispatcherPort,
-        url: config.dispatcherPublicUrl,
+        port: config.agentPort ?? config.dispatcherPort,
+        url: config.agentDispatcherUrl,
       },
       dns: config.agentIsolation.dns,
       egressDenyCidrs: config.agentIsolation.egressDenyCidrs,

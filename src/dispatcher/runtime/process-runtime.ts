@@ -1,3 +1,4 @@
+import { LocalSecrets } from './local-secrets';
 import { findProjectRoot } from '../../shared/config/project-root';
 import { existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
@@ -41,11 +42,14 @@ export class ProcessRuntime implements RuntimeBackend {
   private readonly exitWaiters = new Map<string, (() => void)[]>();
   private closing = false;
 
+  private readonly secrets: LocalSecrets;
+
   constructor(
-    config: Pick<AppConfig, 'localImageCommands' | 'dataDir'> & Partial<Pick<AppConfig, 'dispatcherInstance' | 'dispatcherReplicaLostSeconds'>>,
+    config: Pick<AppConfig, 'localImageCommands' | 'dataDir'> & Partial<Pick<AppConfig, 'dispatcherInstance' | 'dispatcherReplicaLostSeconds'>> & { agentSecretsFile?: string | null },
     private readonly projectRoot = findProjectRoot(),
   ) {
     this.commands = { ...DEFAULT_IMAGE_COMMANDS, ...config.localImageCommands };
+    this.secrets = new LocalSecrets(config.agentSecretsFile ?? null);
     this.logDir = agentLogDir(config.dataDir);
     const stateDir = path.join(config.dataDir, 'spawner');
     this.spawner = new SpawnerClient(
@@ -75,9 +79,10 @@ export class ProcessRuntime implements RuntimeBackend {
   async submit(spec: AgentSpec): Promise<string> {
     const command = this.commandFor(spec.image);
     if (!command) throw new Error(`no command is mapped for image ${spec.image}`);
+    const secretValues = await this.secrets.resolve(spec.secretEnv ?? {});
     const [file, ...args] = command.trim().split(/\s+/);
     const { pid } = await this.spawner.request({
-      op: 'spawn', taskId: spec.taskId, file: file === 'node' ? process.execPath : file, args, cwd: this.projectRoot, env: { ...inheritedEnv(), ...spec.env },
+      op: 'spawn', taskId: spec.taskId, file: file === 'node' ? process.execPath : file, args, cwd: this.projectRoot, env: { ...inheritedEnv(), ...spec.env, ...secretValues },
     });
     return String(pid);
   }

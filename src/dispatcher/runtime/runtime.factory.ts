@@ -26,7 +26,7 @@ function createLocalRuntime(config: AppConfig): RuntimeBackend {
     case 'docker':
       // DOCKER_NETWORK (default host) lets an agent reach a dispatcher that listens on 127.0.0.1.
       return new DockerRuntime({
-        dockerHost: config.dockerHost, dispatcherName: config.dispatcherName, network: config.dockerNetwork, pidsLimit: config.agentIsolation.pidsLimit,
+        dockerHost: config.dockerHost, dispatcherName: config.dispatcherName, network: config.dockerNetwork, pidsLimit: config.agentIsolation.pidsLimit, secretsFile: config.agentSecretsFile,
       });
   }
 }

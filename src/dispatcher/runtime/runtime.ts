@@ -5,6 +5,7 @@
  */
 import type { AgentIsolation } from '../../shared/task-protocol/isolation';
 import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
+import type { SecretRef } from '../../shared/task-protocol/secret-env';
 
 /** The runtime types a dispatcher can offer: the one list of them in the project. */
 export const RUNTIME_BACKEND_NAMES = ['local', 'kubernetes'] as const;
@@ -22,6 +23,8 @@ export interface AgentSpec {
   timeoutSeconds: number;
   /** Runtime class, egress and security with the dispatcher's defaults filled in. */
   isolation: AgentIsolation;
+  /** Variables from secrets: on Kubernetes `secretKeyRef`s, on the local engines values read from AGENT_SECRETS_FILE at start. */
+  secretEnv?: Record<string, SecretRef>;
   /** The task's own pod labels, annotations, node selector, tolerations and priority class (Kubernetes only). */
   pod?: PodAdditions;
 }

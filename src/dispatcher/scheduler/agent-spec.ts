@@ -3,10 +3,11 @@ import { AgentIsolationDefaults } from '../../shared/config/isolation-config';
 import { AgentIsolation } from '../../shared/task-protocol/isolation';
 import { perTaskAgentKey } from '../auth/agent-keys';
 import { AgentSpec } from '../runtime/runtime';
+import { parseSecretRef } from '../../shared/task-protocol/secret-env';
 import { TaskEntity } from '../tasks/task.entity';
 
 /** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL and the per-task AGENT_KEY. */
-export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'dispatcherPublicUrl' | 'agentIsolation'>): AgentSpec {
+export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'agentDispatcherUrl' | 'agentIsolation'>): AgentSpec {
   return {
     taskId: task.taskId,
     image: task.agentImage,
@@ -14,7 +15,7 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
     env: {
       ...task.env,
       TASK_ID: task.taskId,
-      DISPATCHER_URL: config.dispatcherPublicUrl,
+      DISPATCHER_URL: config.agentDispatcherUrl,
       AGENT_KEY: perTaskAgentKey(config.agentKey, task.taskId),
     },
     resources: task.resources,
@@ -25,6 +26,10 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
     timeoutSeconds: task.timeoutSeconds,
     isolation: isolationOf(task, config.agentIsolation),
     pod: task.podAdditions,
+    secretEnv: Object.fromEntries(Object.entries(task.secretEnv ?? {}).flatMap(([name, reference]) => {
+      const ref = parseSecretRef(reference);
+      return ref ? [[name, ref]] : [];
+    })),
   };
 }
 

@@ -20,6 +20,7 @@ export function taskView(task: TaskEntity, callback?: CallbackOutboxEntity) {
     network: task.network,
     security: task.security,
     ...task.podAdditions,
+    secret_env: task.secretEnv ?? {},
     status: task.status,
     created_at: iso(task.createdAt),
     started_at: iso(task.startedAt),

@@ -1,3 +1,4 @@
+import type { SecretEnv } from '../../shared/task-protocol/secret-env';
 import { Check, Column, Entity, Generated, Index, PrimaryColumn } from 'typeorm';
 import type { TaskNetwork, TaskSecurity, TaskSkill } from '../../shared/task-protocol/isolation';
 import type { PodAdditions } from '../../shared/task-protocol/pod-additions';
@@ -45,6 +46,8 @@ export class TaskEntity {
   @Column('jsonb', { nullable: true }) security: TaskSecurity | null;
   /** The task's own additions to its agent pod (labels, annotations, node_selector, tolerations, priority_class). */
   @Column('jsonb', { name: 'pod_additions', default: () => "'{}'" }) podAdditions: PodAdditions;
+  /** `secret_env`: variable names to `<secret>/<key>` references, resolved when the agent starts; never the values. */
+  @Column('jsonb', { name: 'secret_env', default: () => "'{}'" }) secretEnv: SecretEnv;
   /** Keyed digest of the normalised request: the same task id with another body is a conflict. */
   @Column('text', { name: 'request_digest' }) requestDigest: string;
 

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { abortOnClose, streamText } from '../../shared/http/stream-text';
+import { abortOnClose, LOG_FOLLOW_KEEP_ALIVE, streamText } from '../../shared/http/stream-text';
+import { StreamSlots } from '../../shared/http/stream-slots';
 import { AnswersWith, Answers, Refuses } from '../../shared/http/openapi-decorators';
 import type { Response } from 'express';
 import { ApiKeyAuth } from '../auth/api-key.guard';
@@ -12,7 +13,10 @@ import { TasksService } from './tasks.service';
 @ApiKeyAuth()
 @Controller('tasks')
 export class TasksController {
-  constructor(private readonly tasks: TasksService) {}
+  constructor(
+    private readonly tasks: TasksService,
+    private readonly slots: StreamSlots,
+  ) {}
 
   @Post()
   @ApiOperation({ summary: 'Accept a task (the seed request); the same task_id with the same body again answers 200' })
@@ -52,9 +56,13 @@ export class TasksController {
   @Get(':taskId/logs')
   @ApiOperation({ summary: "The agent's output as text/plain (?tail=N lines); ?follow=true streams it (chunked text/plain) until the task is final" })
   @AnswersWith(200, 'text/plain', 'The output')
-  @Refuses({ 404: 'not_found: no such task' })
+  @Refuses({ 404: 'not_found: no such task', 429: 'throttled: a follow beyond STREAMS_PER_REPLICA' })
   async logs(@Param('taskId') taskId: string, @Query() query: LogsQuery, @Res() response: Response): Promise<void> {
-    if (query.follow) return streamText(response, await this.tasks.followLogs(taskId, query.tail, abortOnClose(response)));
+    if (query.follow) {
+      // The controller follows for all its callers with one key: only this replica's cap applies here.
+      this.slots.take(null, response);
+      return streamText(response, await this.tasks.followLogs(taskId, query.tail, abortOnClose(response)), undefined, LOG_FOLLOW_KEEP_ALIVE);
+    }
     response.type('text/plain; charset=utf-8').send(await this.tasks.logs(taskId, query.tail));
   }
 }

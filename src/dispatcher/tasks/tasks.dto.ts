@@ -8,6 +8,7 @@ import { PageQueryDto, parseBooleanFlag } from '../../shared/http/page-query.dto
 import { MAX_TASK_SKILLS } from '../../shared/task-protocol/isolation';
 import { IsRuntimeClass, TaskNetworkDto, TaskSecurityDto, TaskSkillDto } from '../../shared/task-protocol/isolation.dto';
 import { PodAdditionsDto } from '../../shared/task-protocol/pod-additions';
+import { IsSecretEnv, SECRET_ENV_DESCRIPTION } from '../../shared/task-protocol/secret-env';
 import { IsEnvMap } from '../../shared/validation/maps';
 import { IsQuantity } from '../../shared/validation/quantities';
 import { TASK_STATUSES, TaskStatus } from './task-state';
@@ -51,6 +52,8 @@ export class CreateTaskDto extends PodAdditionsDto {
   @ApiPropertyOptional({ example: 'gvisor' }) @IsRuntimeClass() runtime_class?: string;
   @ApiPropertyOptional({ type: TaskNetworkDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => TaskNetworkDto) network?: TaskNetworkDto;
   @ApiPropertyOptional({ type: TaskSecurityDto }) @IsOptional() @IsObject() @ValidateNested() @Type(() => TaskSecurityDto) security?: TaskSecurityDto;
+  @ApiPropertyOptional({ description: SECRET_ENV_DESCRIPTION, example: { GITHUB_TOKEN: 'forge-credentials/token' } })
+  @IsOptional() @IsSecretEnv() secret_env?: Record<string, string>;
 }
 
 export class ListTasksQuery extends PageQueryDto {

@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { assertObjectKey } from '../../shared/storage/object-storage';
 import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
+import { parseSecretRef, SecretEnv, secretAllowed, secretEnvOf } from '../../shared/task-protocol/secret-env';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { deriveKey } from '../auth/agent-keys';
 import { CallbackTokenBox } from './callback-token-box';
@@ -24,6 +25,7 @@ import { floorProblems } from '../floor/agent-floor';
 export class TasksService {
   private readonly logger = new Logger('Tasks');
   private readonly digestKey: Buffer;
+  private readonly secretAllowlist: string[];
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -34,6 +36,7 @@ export class TasksService {
     private readonly taskLogs: TaskLogs,
   ) {
     this.digestKey = deriveKey(config.agentKey, 'request-digest');
+    this.secretAllowlist = config.agentSecretAllowlist;
   }
 
   /**
@@ -62,6 +65,7 @@ export class TasksService {
       network: request.network ?? null,
       security: request.security ?? null,
       podAdditions: podAdditionsOf(request),
+      secretEnv: request.secret_env ?? {},
       requestDigest: digest,
       status: 'pending',
     });
@@ -137,6 +141,7 @@ export class TasksService {
       // Sent only when set, so a seed request digests as it always did.
       ...isolationOf(dto),
       ...podAdditionsOf(dto),
+      ...(secretEnvOf(dto) ? { secret_env: secretEnvOf(dto) } : {}),
     };
   }
 
@@ -157,7 +162,21 @@ export class TasksService {
       ...floorProblems(request, this.config.agentFloor, { runtimeClass: this.config.agentIsolation.runtimeClass, denyCidrs: this.config.agentIsolation.egressDenyCidrs }),
       ...backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace, pod: podAdditionsOf(request) }),
     };
+    Object.assign(problems, this.secretEnvProblems(request.secret_env ?? {}, request.env));
     if (Object.keys(problems).length > 0) throw DomainError.invalid(problems);
+  }
+
+  /** References outside AGENT_SECRET_ALLOWLIST, and names the task's `env` sets too. */
+  private secretEnvProblems(secretEnv: SecretEnv, env: Record<string, string>): Record<string, string[]> {
+    const problems: Record<string, string[]> = {};
+    for (const [name, reference] of Object.entries(secretEnv)) {
+      const ref = parseSecretRef(reference);
+      if (!ref) problems[`secret_env.${name}`] = ['must be a "<secret>/<key>" reference'];
+      else if (!secretAllowed(ref.secret, this.secretAllowlist)) {
+        problems[`secret_env.${name}`] = [`the secret "${ref.secret}" is not in this dispatcher's AGENT_SECRET_ALLOWLIST`];
+      } else if (name in env) problems[`secret_env.${name}`] = ['is also set in env; a variable comes from one of them'];
+    }
+    return problems;
   }
 }
 

@@ -116,6 +116,31 @@ export interface AppConfig {
   kubernetes: KubernetesSettings;
   /** What no task may ask beyond, and the limits of every agent pod (floor-config.ts). */
   agentFloor: AgentFloor;
+  /** A port of the dispatcher's own for agents, answering `/agent/*` only (null: agents use DISPATCHER_PORT). */
+  agentPort: number | null;
+  /** The DISPATCHER_URL agents are given: AGENT_PUBLIC_URL, else DISPATCHER_PUBLIC_URL (on AGENT_PORT when that is set). */
+  agentDispatcherUrl: string;
+  /** Whether DISPATCHER_PORT keeps answering `/agent/*` (for agents started before AGENT_PORT was set). */
+  agentApiOnMainPort: boolean;
+  /** The secrets (names or `*` patterns) a task's `secret_env` may name. Empty: none. */
+  agentSecretAllowlist: string[];
+  /** JSON or YAML `{"<secret>": {"<key>": "<value>"}}` the local engines read `secret_env` values from. */
+  agentSecretsFile: string | null;
+  /** Event streams and log follows one principal may hold open on one replica. */
+  streamsPerPrincipal: number;
+  /** Event streams and log follows one replica serves at once. */
+  streamsPerReplica: number;
+  /** Node's HTTP server limits for both roles' ports. */
+  httpServer: HttpServerSettings;
+  /** Refused unverified webhook requests one address may make per minute before it is throttled (429). */
+  webhookRefusalsPerMinute: number;
+}
+
+export interface HttpServerSettings {
+  keepAliveTimeoutMs: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -249,7 +274,20 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     agentIsolation,
     kubernetes: readKubernetesSettings(r, env),
     agentFloor: readAgentFloor(r, agentIsolation),
+    agentPort: r.int('AGENT_PORT', 0, 0, 65535) || null,
+    agentDispatcherUrl: '',
+    agentApiOnMainPort: r.bool('AGENT_API_ON_MAIN_PORT', true),
+    agentSecretAllowlist: r.words('AGENT_SECRET_ALLOWLIST'),
+    agentSecretsFile: r.optional('AGENT_SECRETS_FILE'),
+    streamsPerPrincipal: r.int('STREAMS_PER_PRINCIPAL', 20, 1, 100000),
+    streamsPerReplica: r.int('STREAMS_PER_REPLICA', 2000, 1, 1000000),
+    httpServer: readHttpServerSettings(r),
+    webhookRefusalsPerMinute: r.int('WEBHOOK_REFUSALS_PER_MINUTE', 30, 1, 1000000),
   };
+  config.agentDispatcherUrl = r.url('AGENT_PUBLIC_URL', null) ?? agentUrlOf(config.dispatcherPublicUrl, config.agentPort);
+  if (config.agentPort !== null && config.agentPort === dispatcherPort && dispatcherPort !== 0) {
+    r.problems.push('AGENT_PORT must differ from DISPATCHER_PORT (agents get a port of their own)');
+  }
 
   if (config.dispatcherReplicaLostSeconds < 2 * config.dispatcherReplicaHeartbeatSeconds) {
     r.problems.push('DISPATCHER_REPLICA_LOST_SECONDS must be at least twice DISPATCHER_REPLICA_HEARTBEAT_SECONDS (a replica is lost after missing several heartbeats)');
@@ -271,6 +309,30 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
+}
+
+/** DISPATCHER_PUBLIC_URL with the agent port in place of its own, when agents have one. */
+function agentUrlOf(dispatcherPublicUrl: string, agentPort: number | null): string {
+  if (agentPort === null) return dispatcherPublicUrl;
+  const url = new URL(dispatcherPublicUrl);
+  url.port = String(agentPort);
+  return url.toString().replace(/\/+$/, '');
+}
+
+/**
+ * Keep-alive above the idle time-out of common load balancers and proxies (60 s for AWS ALB
+ * and nginx), so the balancer, not Node, closes an idle connection; headers a second longer.
+ */
+function readHttpServerSettings(r: Reader): HttpServerSettings {
+  const keepAliveSeconds = r.int('HTTP_KEEP_ALIVE_TIMEOUT_SECONDS', 65, 1, 3600);
+  const headersSeconds = r.int('HTTP_HEADERS_TIMEOUT_SECONDS', keepAliveSeconds + 1, 1, 3600);
+  if (headersSeconds <= keepAliveSeconds) r.problems.push('HTTP_HEADERS_TIMEOUT_SECONDS must be above HTTP_KEEP_ALIVE_TIMEOUT_SECONDS');
+  return {
+    keepAliveTimeoutMs: keepAliveSeconds * 1000,
+    headersTimeoutMs: headersSeconds * 1000,
+    requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_SECONDS', 300, 1, 86400) * 1000,
+    maxConnections: r.int('HTTP_MAX_CONNECTIONS', 10000, 1, 1000000),
+  };
 }
 
 function parseTrustProxy(value: string): boolean | number | string {

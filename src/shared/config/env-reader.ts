@@ -65,6 +65,11 @@ export class Reader {
     return this.parse(name, fallback, schema, `a comma-separated list of ${allowed.join(', ')}`);
   }
 
+  /** A comma-separated list of free-form words (names, patterns); unset: none. */
+  words(name: string): string[] {
+    return this.parse(name, [], commaList.transform((items) => [...new Set(items)]), 'a comma-separated list');
+  }
+
   /** The variable through `schema`; unset gives the fallback, a wrong value a problem and the fallback. */
   parse<T>(name: string, fallback: T, schema: z.ZodType<T>, wants: string): T {
     const value = this.raw(name);

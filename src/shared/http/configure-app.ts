@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, RequestHandler, Response } from 'express';
 import { match } from 'path-to-regexp';
+import proxyaddr from 'proxy-addr';
 import { AppConfig } from '../config/config';
 import { DomainError } from '../errors/domain-error';
 import { ControllerExceptionFilter, DispatcherExceptionFilter } from '../errors/exception-filters';
@@ -17,6 +18,7 @@ import { HotRoute, serveHotRoutesFirst } from './hot-routes';
 import { buildOpenApiDocument } from './openapi';
 import type { SchemaObject } from './openapi-schema';
 import { refuseUnstorableJson } from './json-guard';
+import { agentPathsOnMainPort } from '../../dispatcher/agent/agent-port';
 
 export type HttpRole = 'controller' | 'dispatcher';
 
@@ -51,6 +53,7 @@ export function configureHttp(
     observeRequest(role, accessLog, request, response, routeOf, next);
   app.use((request: Request, response: Response, next: NextFunction) => observe(request, response, () => expressRoute(request), next));
   if (role === 'dispatcher') {
+    app.use(agentPathsOnMainPort(config));
     // Agents PUT result objects of any type; the bytes are stored as they come.
     app.use('/agent/objects', answerOverLimitAtOnce(express.raw({ type: () => true, limit: config.maxPackageBytes }), config.maxPackageBytes, () => true));
   }
@@ -60,6 +63,7 @@ export function configureHttp(
     limitBytes: config.maxJsonBytes,
     respondWithError: (error, request, response) => errors.respond(error, request, response),
     observe: (request, response, route, handle) => observe(request, response, () => route, handle),
+    addressOf: (request) => proxyaddr(request, http.get('trust proxy fn') as (address: string, hop: number) => boolean),
   });
   if (role === 'controller') serveConsole(app);
   app.use(refuseUnknownBodyTypes);

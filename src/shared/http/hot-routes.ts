@@ -12,6 +12,8 @@ export interface HotRequest {
   body: unknown;
   /** Why the body was refused (unparsable, or refused by the JSON guard), for a route that takes such bodies. */
   refusal?: unknown;
+  /** The client's address, through TRUST_PROXY as Express's `request.ip` is. */
+  address: string;
 }
 
 export interface HotAnswer {
@@ -40,6 +42,8 @@ export interface HotLaneOptions {
   respondWithError: ErrorResponder;
   /** What every request gets (id, request context, metrics under `route`, access log, drain); calls `handle` inside it. */
   observe(request: IncomingMessage, response: ServerResponse, route: string, handle: () => void): void;
+  /** The client's address as Express would give it (`trust proxy`). */
+  addressOf(request: IncomingMessage): string;
 }
 
 /**
@@ -91,7 +95,7 @@ function matchPath(matches: MatchFunction<Partial<Record<string, string | string
 
 function answer(route: HotRoute, params: Record<string, string>, request: IncomingMessage, response: ServerResponse, options: HotLaneOptions): void {
   readBody(request, options.limitBytes)
-    .then((rawBody) => route.handle({ params, headers: request.headers, rawBody, ...parseBody(rawBody, route) }))
+    .then((rawBody) => route.handle({ params, headers: request.headers, rawBody, address: options.addressOf(request), ...parseBody(rawBody, route) }))
     .then(
       (result) => {
         const text = JSON.stringify(result.body);

@@ -34,6 +34,8 @@ export interface TaskRequest extends PodAdditions {
   runtime_class?: string;
   network?: TaskNetwork;
   security?: TaskSecurity;
+  /** `<secret>/<key>` references, resolved by the dispatcher (CONTRACT section 5). */
+  secret_env?: Record<string, string>;
 }
 
 export const DEFAULT_TASK_RESOURCES: Readonly<TaskResources> = Object.freeze({ cpu: '500m', memory: '512Mi' });
