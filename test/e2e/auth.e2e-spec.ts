@@ -47,7 +47,11 @@ describe('controller authentication and scopes', () => {
     const answer = await http('GET', url('/api/v1/auth/whoami/'), { headers: operator });
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ kind: 'operator', name: 'API_TOKEN' });
-    expect(answer.body.scopes).toHaveLength(9);
+    // CONTRACT section 2's scopes and section 5's subscription scopes: an operator holds them all.
+    expect([...answer.body.scopes].sort()).toEqual([
+      'dispatchers:read', 'dispatchers:write', 'skills:read', 'skills:write', 'subscriptions:read', 'subscriptions:write',
+      'tasks:read', 'tasks:write', 'webhooks:read', 'workflows:read', 'workflows:write',
+    ]);
     expect((await http('GET', url('/api/v1/auth-probe/operators'), { headers: operator })).status).toBe(200);
     expect((await http('GET', url('/api/v1/auth-probe/skills-write/'), { headers: operator })).status).toBe(200);
   });

@@ -1,6 +1,6 @@
 import { Browser, Page } from 'playwright-core';
 import { createTask, getTask, operator } from '../harness/controller-tasks';
-import { launchChromium, screenshot, watchErrors } from '../harness/browser';
+import { consoleSignedIn, launchChromium, screenshot } from '../harness/browser';
 import { http } from '../harness/http';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
@@ -25,12 +25,7 @@ describe('operator console: retries and dead letters', () => {
     await waitFor(async () => (await http('GET', `${system.controllerUrl}/api/v1/dispatchers/local/`, { headers: operator(system) })).body?.state === 'online',
       15_000, 'the dispatcher to register');
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    errors = watchErrors(page);
-    await page.goto(`${system.controllerUrl}/console/`);
-    await page.getByLabel('Operator token').fill(system.apiToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    ({ page, errors } = await consoleSignedIn(browser, system.controllerUrl, system.apiToken));
   });
   afterAll(async () => {
     await browser?.close();

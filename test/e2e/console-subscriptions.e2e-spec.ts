@@ -1,7 +1,7 @@
 import { Browser, Page } from 'playwright-core';
 import { createTask } from '../harness/controller-tasks';
 import { EventReceiver } from '../harness/event-receiver';
-import { launchChromium, screenshot, watchErrors } from '../harness/browser';
+import { consoleSignedIn, launchChromium, screenshot } from '../harness/browser';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
 
@@ -20,12 +20,7 @@ describe('operator console: event subscriptions', () => {
     system = await startTestSystem({ env: { SUBSCRIPTION_ALLOWED_CIDRS: '127.0.0.2/32' } });
     endpoint = await new EventReceiver('127.0.0.2').start();
     browser = await launchChromium();
-    page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    errors = watchErrors(page);
-    await page.goto(`${system.controllerUrl}/console/`);
-    await page.getByLabel('Operator token').fill(system.apiToken);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    ({ page, errors } = await consoleSignedIn(browser, system.controllerUrl, system.apiToken));
   });
   afterAll(async () => {
     await browser?.close();

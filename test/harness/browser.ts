@@ -34,3 +34,17 @@ export function watchErrors(page: Page): string[] {
   });
   return errors;
 }
+
+/**
+ * A page of a new browser context signed in to the controller's console with the operator token,
+ * showing the task list, and the errors it reports from then on.
+ */
+export async function consoleSignedIn(browser: Browser, controllerUrl: string, apiToken: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${controllerUrl}/console/`);
+  await page.getByLabel('Operator token').fill(apiToken);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+  return { page, errors };
+}

@@ -19,7 +19,7 @@ import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, unl
 import * as net from 'node:net';
 import { constants as osConstants } from 'node:os';
 import * as path from 'node:path';
-import { exitFileOf, logFileOf, OUTPUT_LIMIT, SpawnedAgent, SpawnerAnswer, SpawnerExitEvent, SpawnerRequest, SpawnRequest } from './spawner-protocol';
+import { exitFileOf, logFileOf, onLines, OUTPUT_LIMIT, SpawnedAgent, SpawnerAnswer, SpawnerExitEvent, SpawnerRequest, SpawnRequest } from './spawner-protocol';
 
 /** A log is cut back to its last OUTPUT_LIMIT bytes when it grows past this. */
 const TRIM_AT = 2 * OUTPUT_LIMIT;
@@ -73,18 +73,8 @@ export class Spawner {
     this.clients.add(socket);
     clearTimeout(this.idleTimer);
     clearTimeout(this.orphanTimer);
-    socket.setEncoding('utf8');
     socket.on('error', () => undefined);
-    let pending = '';
-    socket.on('data', (text: string) => {
-      pending += text;
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        if (line.trim()) void this.handle(socket, line);
-      }
-    });
+    onLines(socket, (line) => void this.handle(socket, line));
     socket.on('close', () => {
       this.clients.delete(socket);
       this.whenAlone();

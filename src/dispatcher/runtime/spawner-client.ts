@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { SpawnedAgent, SpawnerAnswer, SpawnerExitEvent, SpawnerRequest } from './spawner-protocol';
+import { onLines, SpawnedAgent, SpawnerAnswer, SpawnerExitEvent, SpawnerRequest } from './spawner-protocol';
 
 /** How long a connection waits for a spawner it has just started to listen. */
 const START_TIMEOUT_MS = 10_000;
@@ -103,18 +103,8 @@ export class SpawnerClient {
   }
 
   private adopt(socket: net.Socket): net.Socket {
-    socket.setEncoding('utf8');
     socket.unref();
-    let pending = '';
-    socket.on('data', (text: string) => {
-      pending += text;
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline);
-        pending = pending.slice(newline + 1);
-        if (line.trim()) this.receive(JSON.parse(line) as SpawnerAnswer | SpawnerExitEvent);
-      }
-    });
+    onLines(socket, (line) => this.receive(JSON.parse(line) as SpawnerAnswer | SpawnerExitEvent));
     socket.on('error', () => undefined);
     socket.on('close', () => {
       this.connection = undefined;

@@ -70,3 +70,21 @@ export function logFileOf(logDir: string, taskId: string): string {
 function safeTaskId(taskId: string): string {
   return taskId.replace(/[^0-9a-zA-Z-]/g, '');
 }
+
+/**
+ * Calls `onLine` with each non-blank line a socket receives (the protocol is one JSON message a
+ * line, both ways), however the bytes are split into chunks.
+ */
+export function onLines(socket: { setEncoding(encoding: 'utf8'): unknown; on(event: 'data', listener: (text: string) => void): unknown }, onLine: (line: string) => void): void {
+  socket.setEncoding('utf8');
+  let pending = '';
+  socket.on('data', (text: string) => {
+    pending += text;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline);
+      pending = pending.slice(newline + 1);
+      if (line.trim()) onLine(line);
+    }
+  });
+}
