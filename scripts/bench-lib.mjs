@@ -70,6 +70,7 @@ export async function bootServer(env, healthUrl) {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const logFile = path.join(mkdtempSync(path.join(tmpdir(), 'bench-log-')), 'server.log');
   const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/src/main.js')], {
+    cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
   });
@@ -171,3 +172,78 @@ export function requireStatuses(what, statuses, expected) {
 export function emitFigure({ figure, value, baseline, ratio, target, met }) {
   console.log(`BENCH-FIGURE ${JSON.stringify({ figure, value, baseline, ratio, target, met })}`);
 }
+
+/** The first line of every bench script: what its figures are taken against. */
+export function premises(...parts) {
+  console.log(`runs against: ${parts.filter(Boolean).join('; ')}`);
+}
+
+/** The image every bench maps to the smallest agent: a shell and curl that check in, report, check back `completed`. */
+export const BENCH_AGENT_IMAGE = 'bench/checkin';
+export const BENCH_AGENT_COMMAND = 'sh scripts/bench-agent.sh';
+
+/** Waits until the controller lists an online dispatcher (the local one registers itself after boot). */
+export async function dispatcherOnline(controller, token) {
+  const onlineBy = Date.now() + 60_000;
+  for (;;) {
+    const answer = await fetch(`${controller}/api/v1/dispatchers/`, { headers: { authorization: `Token ${token}` } }).catch(() => null);
+    const body = answer?.status === 200 ? await answer.json() : null;
+    const list = Array.isArray(body) ? body : (body?.results ?? []);
+    if (list.some((dispatcher) => dispatcher.state === 'online')) return;
+    if (Date.now() > onlineBy) throw new Error('the local dispatcher was not online at the controller within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/**
+ * The all-in-one server as production runs it: ROLE=all, its dispatcher online and consuming
+ * (LOCAL_ENGINE=process, the image `bench/checkin` mapped to scripts/bench-agent.sh), with the
+ * production services' settings. Answers the server, its two base URLs, its API token and a
+ * sentence for the output saying what consumes the tasks.
+ */
+export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurrent = 32, imageCommands = {}, env = {} }) {
+  const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
+  const token = secret();
+  const controller = `http://127.0.0.1:${controllerPort}`;
+  const server = await bootServer({
+    ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
+    CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
+    LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
+    LOCAL_IMAGE_COMMANDS: JSON.stringify({ [BENCH_AGENT_IMAGE]: BENCH_AGENT_COMMAND, ...imageCommands }), ...env,
+  }, `${controller}/health/`);
+  await dispatcherOnline(controller, token);
+  return {
+    ...server, controller, dispatcher: `http://127.0.0.1:${dispatcherPort}`, token,
+    consumer: `ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${BENCH_AGENT_IMAGE} -> ${BENCH_AGENT_COMMAND}, MAX_CONCURRENT_TASKS=${maxConcurrent})`,
+  };
+}
+
+/**
+ * Baselines interleaved with the measured runs: baseline, run, baseline, run, ..., baseline.
+ * Each run's ratio is its figure over the mean of the baseline runs just before and after it,
+ * so a machine that speeds up or slows down during the benchmark moves both.
+ */
+export async function interleaved(rounds, baseline, measured) {
+  const baselines = [await baseline(0)];
+  const runs = [];
+  for (let round = 0; round < rounds; round++) {
+    runs.push(await measured(round));
+    baselines.push(await baseline(round + 1));
+  }
+  const ratios = (pick) => runs.map((run, i) => pick(run) / ((pick(baselines[i]) + pick(baselines[i + 1])) / 2));
+  return { runs, baselines, ratios };
+}
+
+/** Adds one answer's status to a tally (a Map status -> count). */
+export function countStatus(statuses, status) {
+  statuses.set(status, (statuses.get(status) ?? 0) + 1);
+}
+
+/** Merges tallies. */
+export function mergeStatuses(...tallies) {
+  const merged = new Map();
+  for (const tally of tallies) for (const [status, n] of tally) merged.set(status, (merged.get(status) ?? 0) + n);
+  return merged;
+}
+
+export const tally = (statuses) => [...statuses].map(([status, n]) => `${status} x${n}`).join(', ');
