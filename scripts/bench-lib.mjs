@@ -195,6 +195,10 @@ export async function dispatcherOnline(controller, token) {
   }
 }
 
+/** What consumes the tasks of bootAllInOne's server, for the first lines of the output. */
+export const allInOneConsumer = (maxConcurrent = 32) =>
+  `ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${BENCH_AGENT_IMAGE} -> ${BENCH_AGENT_COMMAND}, MAX_CONCURRENT_TASKS=${maxConcurrent})`;
+
 /**
  * The all-in-one server as production runs it: ROLE=all, its dispatcher online and consuming
  * (LOCAL_ENGINE=process, the image `bench/checkin` mapped to scripts/bench-agent.sh), with the
@@ -214,7 +218,7 @@ export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurre
   await dispatcherOnline(controller, token);
   return {
     ...server, controller, dispatcher: `http://127.0.0.1:${dispatcherPort}`, token,
-    consumer: `ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${BENCH_AGENT_IMAGE} -> ${BENCH_AGENT_COMMAND}, MAX_CONCURRENT_TASKS=${maxConcurrent})`,
+    consumer: allInOneConsumer(maxConcurrent),
   };
 }
 
