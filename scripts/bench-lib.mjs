@@ -2,10 +2,11 @@
 // process (at the production log level, its access log written to a file), the production
 // services (s3rver, Redis), its memory, percentiles and spreads, status checks, and the
 // figure lines `npm run bench` gathers into its closing table.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { fork, spawn } from 'node:child_process';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -251,3 +252,49 @@ export function mergeStatuses(...tallies) {
 }
 
 export const tally = (statuses) => [...statuses].map(([status, n]) => `${status} x${n}`).join(', ');
+
+/**
+ * Starts a script's baseline server: the script forked with `--baseline-server` (so the
+ * baseline runs in a process of its own; runBenchScript sends it to its baseline function),
+ * with `env` added. Answers its URL and a stop function.
+ */
+export async function forkBaseline(script, env) {
+  const child = fork(script, ['--baseline-server'], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.disconnect() };
+}
+
+/**
+ * The webhook baseline (the forked child's side): a bare node:http server that checks one
+ * HMAC-SHA256 (`sha256=<hex>` in the BASELINE_SIGNATURE_HEADER header, x-hub-signature-256
+ * unless set) with BASELINE_SECRET and INSERTs one row per request into
+ * BASELINE_DATABASE_URL, answering 202; 401 for a wrong signature.
+ */
+export async function hmacInsertServer() {
+  const pool = new pg.Pool({ connectionString: process.env.BASELINE_DATABASE_URL, max: 10 });
+  // The database is dropped at the end with its connections: an idle client's error then is expected.
+  pool.on('error', () => undefined);
+  const header = process.env.BASELINE_SIGNATURE_HEADER ?? 'x-hub-signature-256';
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_deliveries (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body jsonb NOT NULL, received_at timestamptz NOT NULL DEFAULT now())');
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      const expected = Buffer.from(`sha256=${createHmac('sha256', process.env.BASELINE_SECRET).update(raw).digest('hex')}`);
+      const given = Buffer.from(String(req.headers[header] ?? ''));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.writeHead(401).end();
+      try {
+        await pool.query('INSERT INTO bench_deliveries (body) VALUES ($1)', [JSON.parse(raw.toString('utf8'))]);
+        res.writeHead(202, { 'content-type': 'application/json' }).end('{"status":"ignored"}');
+      } catch {
+        res.writeHead(503).end();
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('disconnect', () => server.close(() => void pool.end().finally(() => process.exit(0))));
+}
