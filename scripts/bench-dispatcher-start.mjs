@@ -156,7 +156,9 @@ async function httpFloor(dispatcher) {
   const latencies = [];
   await inLanes(taskCount, lanes, async () => {
     const t0 = now();
-    await (await fetch(`${dispatcher}/livez`)).arrayBuffer();
+    const answer = await fetch(`${dispatcher}/livez`);
+    await answer.arrayBuffer();
+    if (answer.status !== 200) throw new Error(`GET /livez answered ${answer.status}`);
     latencies.push(now() - t0);
   });
   console.log(`  GET /livez (HTTP floor, ${lanes} at a time) ${figures(latencies)}`);
