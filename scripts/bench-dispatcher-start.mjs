@@ -1,26 +1,33 @@
 #!/usr/bin/env node
 // Start latency of the dispatcher role with LOCAL_ENGINE=process: how long from POST /tasks
 // to its answer, to the agent's check-in being answered, and to the task's callback, for
-// the smallest agent there is (scripts/bench-checkin-agent.mjs). The baseline spawns that
-// same agent bare with child_process, against a stub that answers at once, so the figures
-// read as the dispatcher's overhead beyond a bare spawn. "agent start" is when the agent's
-// Node process began (its performance.timeOrigin), which splits the wait into the
-// dispatcher's part and the agent's own boot. GET /livez gives the HTTP floor, and the
-// dispatcher's CPU time per task its cost whatever else loads the machine.
+// the smallest agent there is (scripts/bench-checkin-agent.mjs). The server runs as in
+// production: LOG_LEVEL=info with its access log, s3rver, Redis; the dispatcher role is the
+// consumer (it takes each task and runs its agent); the callbacks go to a receiver on loopback
+// standing for the controller, which must get `completed` for every task (anything else, or a
+// POST answered other than 201, fails the run). The baseline spawns that same agent bare with
+// child_process, against a stub that answers at once, interleaved with the measured runs
+// (bare, steady, bare, ...: BENCH_ROUNDS, 3, steady runs), so the figures read as the
+// dispatcher's overhead beyond a bare spawn. "agent start" is when the agent's Node process
+// began (its performance.timeOrigin), which splits the wait into the dispatcher's part and the
+// agent's own boot. GET /livez gives the HTTP floor, and the dispatcher's CPU time per task its
+// cost whatever else loads the machine.
 //  1. steady: BENCH_LANES clients (default one, so agents do not compete for the CPU with
-//     each other), each posting a task and waiting for its callback;
+//     each other), each posting a task and waiting for its callback; BENCH_TASKS per run;
 //  2. burst: BENCH_TASKS tasks posted at once, MAX_CONCURRENT_TASKS at a time.
+// Median and spread over the rounds of each run's p50. Needs local PostgreSQL and Redis.
 //
-//   BENCH_TASKS=200 BENCH_LANES=1 BENCH_MAX_CONCURRENT=10
+//   BENCH_TASKS=100 BENCH_ROUNDS=3 BENCH_LANES=1 BENCH_MAX_CONCURRENT=10
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, database, freePort, percentile, root, secret } from './bench-lib.mjs';
+import { bootServer, countStatus, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
-const taskCount = Number(process.env.BENCH_TASKS ?? 200);
+const taskCount = Number(process.env.BENCH_TASKS ?? 100);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const lanes = Number(process.env.BENCH_LANES ?? 1);
 const maxConcurrent = Number(process.env.BENCH_MAX_CONCURRENT ?? 10);
 const AGENT = path.join('scripts', 'bench-checkin-agent.mjs');
@@ -51,7 +58,7 @@ async function startReceiver() {
       if (url === '/report') Object.assign(event(body.task_id), { checkedIn: body.t, processStarted: body.origin });
       const finished = url === '/agent/checkback' ? body.task_id : /^\/callback\/([0-9a-f-]{36})$/.exec(url)?.[1];
       if (finished) {
-        event(finished).callback = arrived;
+        Object.assign(event(finished), { callback: arrived, finalStatus: body.status ?? 'none' });
         settle(finished);
       }
       response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"data":{"brief_key":"","env":{}}}');
@@ -105,6 +112,7 @@ async function bareSpawn(receiver) {
   console.log(`  spawn to process start   ${figures(since('processStarted'))}`);
   console.log(`  spawn to first request   ${figures(since('firstRequest'))}`);
   console.log(`  spawn to check-in answer ${figures(since('checkedIn'))}`);
+  return { checkinP50: percentile(since('checkedIn'), 50) };
 }
 
 async function createTask(dispatcher, apiKey, receiver) {
@@ -128,14 +136,19 @@ async function createTask(dispatcher, apiKey, receiver) {
   return { taskId, t0, answered: now() - t0 };
 }
 
+/** The callbacks' statuses, over every task the dispatcher ran. */
+const finals = new Map();
+
 function report(title, tasks, receiver, seconds, cpu) {
   const since = (key) => tasks.map((task) => receiver.events.get(task.taskId)[key] - task.t0);
+  for (const task of tasks) countStatus(finals, receiver.events.get(task.taskId).finalStatus);
   console.log(title);
   console.log(`  POST answer          ${figures(tasks.map((task) => task.answered))}`);
   console.log(`  POST to agent start  ${figures(since('processStarted'))}`);
   console.log(`  POST to check-in     ${figures(since('checkedIn'))}`);
   console.log(`  POST to callback     ${figures(since('callback'))}`);
   console.log(`  ${tasks.length} tasks in ${seconds.toFixed(1)} s (${(tasks.length / seconds).toFixed(1)} tasks/s); dispatcher CPU ${(cpu / tasks.length).toFixed(1)} ms/task`);
+  return { checkinP50: percentile(since('checkedIn'), 50), callbackP50: percentile(since('callback'), 50), cpuPerTask: cpu / tasks.length };
 }
 
 /** The same client's plainest request to the same server: what any answer costs here, for scale. */
@@ -143,7 +156,9 @@ async function httpFloor(dispatcher) {
   const latencies = [];
   await inLanes(taskCount, lanes, async () => {
     const t0 = now();
-    await (await fetch(`${dispatcher}/livez`)).arrayBuffer();
+    const answer = await fetch(`${dispatcher}/livez`);
+    await answer.arrayBuffer();
+    if (answer.status !== 200) throw new Error(`GET /livez answered ${answer.status}`);
     latencies.push(now() - t0);
   });
   console.log(`  GET /livez (HTTP floor, ${lanes} at a time) ${figures(latencies)}`);
@@ -158,7 +173,7 @@ async function steady(dispatcher, apiKey, receiver, pid) {
     tasks.push(task);
     await receiver.done(task.taskId);
   });
-  report(`dispatcher, steady: ${lanes} clients each posting a task and awaiting its callback`, tasks, receiver, (now() - started) / 1000, cpuMs(pid) - cpu);
+  return report(`dispatcher, steady: ${lanes} clients each posting a task and awaiting its callback`, tasks, receiver, (now() - started) / 1000, cpuMs(pid) - cpu);
 }
 
 async function burst(dispatcher, apiKey, receiver, pid) {
@@ -177,31 +192,43 @@ async function main() {
   const dispatcher = `http://127.0.0.1:${port}`;
   const apiKey = secret();
   let server;
+  let services;
   try {
+    if (!db.url) throw new Error('bench-dispatcher-start needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+    services = await productionServices();
+    premises(services.statement, 'PostgreSQL (local, a fresh database)', `consumer: the dispatcher role itself (LOCAL_ENGINE=process, bench/checkin -> node ${AGENT}, MAX_CONCURRENT_TASKS=${maxConcurrent}); callbacks to a receiver on loopback standing for the controller`);
     console.log(`load average at start: ${loadavg().map((load) => load.toFixed(2)).join(', ')}`);
-    await bareSpawn(receiver);
     server = await bootServer(
       {
-        ROLE: 'dispatcher', NODE_ENV: 'development', DATA_DIR: path.join(work, 'data'), DATABASE_URL: db.url ?? '',
+        ...services.env, ROLE: 'dispatcher', NODE_ENV: 'development', DATA_DIR: path.join(work, 'data'), DATABASE_URL: db.url,
         DISPATCHER_PORT: String(port), API_KEY: apiKey, AGENT_KEY: secret(), LOCAL_ENGINE: 'process',
         LOCAL_IMAGE_COMMANDS: JSON.stringify({ 'bench/checkin': `node ${AGENT}` }),
         MAX_CONCURRENT_TASKS: String(maxConcurrent),
       },
       `${dispatcher}/health`,
     );
-    console.log(`database: ${db.url ? 'PostgreSQL' : 'embedded PGlite'}; LOCAL_ENGINE=process`);
     await httpFloor(dispatcher);
-    await steady(dispatcher, apiKey, receiver, server.child.pid);
+    const { runs, baselines, ratios } = await interleaved(rounds, () => bareSpawn(receiver), () => steady(dispatcher, apiKey, receiver, server.child.pid));
     await burst(dispatcher, apiKey, receiver, server.child.pid);
+    const ms = (value) => `${value.toFixed(1)} ms`;
+    console.log(`over ${rounds} steady runs, each between two bare-spawn runs (each run's p50):`);
+    console.log(`  POST to check-in answered ${spread(runs.map((r) => r.checkinP50), ms)}; bare spawn to check-in answered ${spread(baselines.map((r) => r.checkinP50), ms)}`);
+    const overhead = ratios((r) => r.checkinP50);
+    console.log(`  POST to check-in over the bare spawns beside it ${spread(overhead, (v) => `${v.toFixed(2)}x`)}; POST to callback ${spread(runs.map((r) => r.callbackP50), ms)}; dispatcher CPU per task ${spread(runs.map((r) => r.cpuPerTask), ms)}`);
+    console.log(`  callbacks received: ${tally(finals)}`);
+    const completed = requireStatuses('task callbacks', finals, ['completed']);
+    emitFigure({
+      figure: 'dispatcher start: POST /tasks to agent check-in, p50', value: ms(median(runs.map((r) => r.checkinP50))),
+      baseline: `${ms(median(baselines.map((r) => r.checkinP50)))} bare spawn`, ratio: `${median(overhead).toFixed(2)}x`,
+      target: 'none (the overhead beyond a bare spawn, shown); every task completed', met: completed,
+    });
   } finally {
     await server?.stop();
+    await services?.stop();
     await db.drop();
     await receiver.close();
     rmSync(work, { recursive: true, force: true });
   }
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+runBenchScript(main);

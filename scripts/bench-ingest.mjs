@@ -11,15 +11,13 @@
 // fails the run (exit 1). Each section prints its median and spread over its runs.
 // Needs local PostgreSQL (127.0.0.1:5432, user postgres) and Redis (REDIS_URL, default
 // redis://127.0.0.1:6379). Run `npm run build` first.
-import { fork } from 'node:child_process';
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { bootServer, database, emitFigure, freePort, percentile, productionServices, requireStatuses, secret, spread, runBenchScript } from './bench-lib.mjs';
+import { bootServer, database, emitFigure, forkBaseline, freePort, hmacInsertServer, percentile, productionServices, requireStatuses, secret, spread, runBenchScript } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_INGEST_REQUESTS ?? 4000);
 const connections = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 64);
@@ -68,41 +66,8 @@ function post(agent, url, body, headers) {
   });
 }
 
-/** The baseline server (child process side): one HMAC check, one INSERT. */
-async function baselineServer() {
-  const pool = new pg.Pool({ connectionString: process.env.BASELINE_DATABASE_URL, max: 10 });
-  // The database is dropped at the end with its connections: an idle client's error then is expected.
-  pool.on('error', () => undefined);
-  await pool.query('CREATE TABLE bench_deliveries (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body jsonb NOT NULL, received_at timestamptz NOT NULL DEFAULT now())');
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', async () => {
-      const raw = Buffer.concat(chunks);
-      const expected = Buffer.from(`sha256=${createHmac('sha256', process.env.BASELINE_SECRET).update(raw).digest('hex')}`);
-      const given = Buffer.from(String(req.headers['x-hub-signature-256'] ?? ''));
-      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.writeHead(401).end();
-      try {
-        await pool.query('INSERT INTO bench_deliveries (body) VALUES ($1)', [JSON.parse(raw.toString('utf8'))]);
-        res.writeHead(202, { 'content-type': 'application/json' }).end('{"status":"ignored"}');
-      } catch {
-        res.writeHead(503).end();
-      }
-    });
-  });
-  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
-  process.on('disconnect', () => server.close(() => void pool.end().finally(() => process.exit(0))));
-}
-
-/** Starts the baseline server in a child process; answers its URL and a stop function. */
-async function startBaseline(db) {
-  const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], {
-    env: { ...process.env, BASELINE_DATABASE_URL: db.url, BASELINE_SECRET: FORGE_SECRET },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const { port } = await new Promise((resolve) => child.once('message', resolve));
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.disconnect() };
-}
+/** Starts the baseline server (bench-lib's hmacInsertServer) in a child process; answers its URL and a stop function. */
+const startBaseline = (db) => forkBaseline(fileURLToPath(import.meta.url), { BASELINE_DATABASE_URL: db.url, BASELINE_SECRET: FORGE_SECRET });
 
 /**
  * Each section runs ROUNDS times, and every run sits between two runs of the baseline: its
@@ -240,4 +205,4 @@ async function main() {
   }
 }
 
-runBenchScript(main, baselineServer);
+runBenchScript(main, hmacInsertServer);

@@ -2,10 +2,11 @@
 // process (at the production log level, its access log written to a file), the production
 // services (s3rver, Redis), its memory, percentiles and spreads, status checks, and the
 // figure lines `npm run bench` gathers into its closing table.
-import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { fork, spawn } from 'node:child_process';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, openSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import http from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -70,6 +71,7 @@ export async function bootServer(env, healthUrl) {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const logFile = path.join(mkdtempSync(path.join(tmpdir(), 'bench-log-')), 'server.log');
   const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/src/main.js')], {
+    cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
   });
@@ -170,4 +172,129 @@ export function requireStatuses(what, statuses, expected) {
  */
 export function emitFigure({ figure, value, baseline, ratio, target, met }) {
   console.log(`BENCH-FIGURE ${JSON.stringify({ figure, value, baseline, ratio, target, met })}`);
+}
+
+/** The first line of every bench script: what its figures are taken against. */
+export function premises(...parts) {
+  console.log(`runs against: ${parts.filter(Boolean).join('; ')}`);
+}
+
+/** The image every bench maps to the smallest agent: a shell and curl that check in, report, check back `completed`. */
+export const BENCH_AGENT_IMAGE = 'bench/checkin';
+export const BENCH_AGENT_COMMAND = 'sh scripts/bench-agent.sh';
+
+/** Waits until the controller lists an online dispatcher (the local one registers itself after boot). */
+export async function dispatcherOnline(controller, token) {
+  const onlineBy = Date.now() + 60_000;
+  for (;;) {
+    const answer = await fetch(`${controller}/api/v1/dispatchers/`, { headers: { authorization: `Token ${token}` } }).catch(() => null);
+    const body = answer?.status === 200 ? await answer.json() : null;
+    const list = Array.isArray(body) ? body : (body?.results ?? []);
+    if (list.some((dispatcher) => dispatcher.state === 'online')) return;
+    if (Date.now() > onlineBy) throw new Error('the local dispatcher was not online at the controller within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** What consumes the tasks of bootAllInOne's server, for the first lines of the output. */
+export const allInOneConsumer = (maxConcurrent = 32) =>
+  `ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${BENCH_AGENT_IMAGE} -> ${BENCH_AGENT_COMMAND}, MAX_CONCURRENT_TASKS=${maxConcurrent})`;
+
+/**
+ * The all-in-one server as production runs it: ROLE=all, its dispatcher online and consuming
+ * (LOCAL_ENGINE=process, the image `bench/checkin` mapped to scripts/bench-agent.sh), with the
+ * production services' settings. Answers the server, its two base URLs, its API token and a
+ * sentence for the output saying what consumes the tasks.
+ */
+export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurrent = 32, imageCommands = {}, env = {} }) {
+  const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
+  const token = secret();
+  const controller = `http://127.0.0.1:${controllerPort}`;
+  const server = await bootServer({
+    ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: databaseUrl,
+    CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
+    LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
+    LOCAL_IMAGE_COMMANDS: JSON.stringify({ [BENCH_AGENT_IMAGE]: BENCH_AGENT_COMMAND, ...imageCommands }), ...env,
+  }, `${controller}/health/`);
+  await dispatcherOnline(controller, token);
+  return {
+    ...server, controller, dispatcher: `http://127.0.0.1:${dispatcherPort}`, token,
+    consumer: allInOneConsumer(maxConcurrent),
+  };
+}
+
+/**
+ * Baselines interleaved with the measured runs: baseline, run, baseline, run, ..., baseline.
+ * Each run's ratio is its figure over the mean of the baseline runs just before and after it,
+ * so a machine that speeds up or slows down during the benchmark moves both.
+ */
+export async function interleaved(rounds, baseline, measured) {
+  const baselines = [await baseline(0)];
+  const runs = [];
+  for (let round = 0; round < rounds; round++) {
+    runs.push(await measured(round));
+    baselines.push(await baseline(round + 1));
+  }
+  const ratios = (pick) => runs.map((run, i) => pick(run) / ((pick(baselines[i]) + pick(baselines[i + 1])) / 2));
+  return { runs, baselines, ratios };
+}
+
+/** Adds one answer's status to a tally (a Map status -> count). */
+export function countStatus(statuses, status) {
+  statuses.set(status, (statuses.get(status) ?? 0) + 1);
+}
+
+/** Merges tallies. */
+export function mergeStatuses(...tallies) {
+  const merged = new Map();
+  for (const tally of tallies) for (const [status, n] of tally) merged.set(status, (merged.get(status) ?? 0) + n);
+  return merged;
+}
+
+export const tally = (statuses) => [...statuses].map(([status, n]) => `${status} x${n}`).join(', ');
+
+/**
+ * Starts a script's baseline server: the script forked with `--baseline-server` (so the
+ * baseline runs in a process of its own; runBenchScript sends it to its baseline function),
+ * with `env` added. Answers its URL and a stop function.
+ */
+export async function forkBaseline(script, env) {
+  const child = fork(script, ['--baseline-server'], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}/`, stop: () => child.disconnect() };
+}
+
+/**
+ * The webhook baseline (the forked child's side): a bare node:http server that checks one
+ * HMAC-SHA256 (`sha256=<hex>` in the BASELINE_SIGNATURE_HEADER header, x-hub-signature-256
+ * unless set) with BASELINE_SECRET and INSERTs one row per request into
+ * BASELINE_DATABASE_URL, answering 202; 401 for a wrong signature.
+ */
+export async function hmacInsertServer() {
+  const pool = new pg.Pool({ connectionString: process.env.BASELINE_DATABASE_URL, max: 10 });
+  // The database is dropped at the end with its connections: an idle client's error then is expected.
+  pool.on('error', () => undefined);
+  const header = process.env.BASELINE_SIGNATURE_HEADER ?? 'x-hub-signature-256';
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_deliveries (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), body jsonb NOT NULL, received_at timestamptz NOT NULL DEFAULT now())');
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks);
+      const expected = Buffer.from(`sha256=${createHmac('sha256', process.env.BASELINE_SECRET).update(raw).digest('hex')}`);
+      const given = Buffer.from(String(req.headers[header] ?? ''));
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return void res.writeHead(401).end();
+      try {
+        await pool.query('INSERT INTO bench_deliveries (body) VALUES ($1)', [JSON.parse(raw.toString('utf8'))]);
+        res.writeHead(202, { 'content-type': 'application/json' }).end('{"status":"ignored"}');
+      } catch {
+        res.writeHead(503).end();
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+  process.on('disconnect', () => server.close(() => void pool.end().finally(() => process.exit(0))));
 }

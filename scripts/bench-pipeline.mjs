@@ -27,7 +27,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, emitFigure, freePort, percentile, productionServices, requireStatuses, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
+import { bootServer, database, dispatcherOnline, emitFigure, freePort, percentile, productionServices, requireStatuses, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
 
 const env = (name, fallback) => Number(process.env[name] ?? fallback);
 const creates = env('BENCH_PIPELINE_CREATES', 2000);
@@ -186,18 +186,6 @@ function taskBody(index, extra = {}) {
 
 // ---------------------------------------------------------------- A. controller creations
 
-/** The dispatcher registers itself after boot; tasks sent before that would wait for the retry loop. */
-async function dispatcherOnline(http_, controller, headers) {
-  const onlineBy = Date.now() + 60_000;
-  for (;;) {
-    const { body } = await http_.getJson(`${controller}/api/v1/dispatchers/`, headers);
-    const list = Array.isArray(body) ? body : (body?.results ?? []);
-    if (list.some((dispatcher) => dispatcher.state === 'online')) return;
-    if (Date.now() > onlineBy) throw new Error('the local dispatcher was not online at the controller within 60 s');
-    await sleep(200);
-  }
-}
-
 async function benchCreations(db, work, services) {
   const [port, dispatcherPort] = [await freePort(), await freePort()];
   const token = secret();
@@ -211,7 +199,7 @@ async function benchCreations(db, work, services) {
     },
     `${controller}/health/`,
   );
-  await dispatcherOnline(client(), controller, { authorization: `Token ${token}` });
+  await dispatcherOnline(controller, token);
   const sampler = rssSampler(server.child.pid);
   const http_ = client();
   try {
@@ -374,7 +362,7 @@ async function benchCheckins(db, work, services) {
     sampler = rssSampler(server.child.pid);
     const headers = { authorization: `Token ${token}` };
 
-    await dispatcherOnline(http_, controller, headers);
+    await dispatcherOnline(controller, token);
 
     const sentAt = new Map();
     const failures = [];

@@ -1,20 +1,29 @@
 #!/usr/bin/env node
-// Stream abuse: N event-stream clients and F log followers against one replica (the `all`
-// role) while 100 events/s are written, beside the same run with 10 clients. Reports the
-// server's database transactions/s and event-log reads/s, its peak RSS and the event latency
-// the clients see. Needs `npm run build`. BENCH_STREAM_SECONDS sets the measured window (15).
+// Stream abuse: BENCH_STREAM_CLIENTS (1000) event-stream clients and BENCH_STREAM_FOLLOWERS (100)
+// log followers against one replica while 100 events/s are written, interleaved with the
+// baseline, the same run with 10 clients and 1 follower (baseline, abuse, baseline, ...:
+// BENCH_STREAM_ROUNDS, 2, abuse runs). Reports the server's database transactions/s and
+// event-log reads/s, its peak RSS and the event latency the clients see, each run and as
+// median and spread. The server runs as in production: ROLE=all at LOG_LEVEL=info with its
+// access log, objects in s3rver, Redis, its dispatcher online and consuming (the followed
+// task's agent, scripts/bench-ticker-agent.sh, checks in and prints a line every 100 ms). A stream or request answered other than 200/201
+// fails the run. Needs `npm run build`, local PostgreSQL and Redis. BENCH_STREAM_SECONDS sets
+// the measured window (15).
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
-import { bootServer, database, freePort, percentile, rssSampler, secret } from './bench-lib.mjs';
+import { allInOneConsumer, bootAllInOne, database, emitFigure, interleaved, median, percentile, premises, productionServices, rssSampler, runBenchScript, secret, spread } from './bench-lib.mjs';
 
-/** Streams that failed (refused, reset): reported, never fatal. */
+/** Streams that failed (refused, reset, a status other than 200): each fails the run. */
 const failures = [];
 const SECONDS = Number(process.env.BENCH_STREAM_SECONDS ?? 15);
 const EVENTS_PER_SECOND = 100;
-// An agent that prints a line every 100 ms until it is stopped (no spaces: the command line is split on them).
-const TICKER = 'node -e setInterval(()=>console.log(Date.now()),100)';
+const CLIENTS = Number(process.env.BENCH_STREAM_CLIENTS ?? 1000);
+const FOLLOWERS = Number(process.env.BENCH_STREAM_FOLLOWERS ?? 100);
+const ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? 2);
+// An agent that checks in and prints a line every 100 ms until it is stopped.
+const TICKER = 'sh scripts/bench-ticker-agent.sh';
 
 async function statsOf(db) {
   const [xacts] = (await db.query('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()')).rows;
@@ -56,31 +65,29 @@ function openFollow(url, headers, counter) {
   return { close: () => controller.abort(), done };
 }
 
-async function run(clients, followers) {
+async function run(clients, followers, services) {
   failures.length = 0;
   const db = await database();
   if (!db.url) throw new Error('bench-streams needs PostgreSQL on 127.0.0.1:5432 (or BENCH_DATABASE_URL)');
-  const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
-  const token = secret();
-  const server = await bootServer({
-    ROLE: 'all', NODE_ENV: 'test', DATABASE_URL: db.url, DATA_DIR: mkdtempSync(path.join(tmpdir(), 'bench-streams-')),
-    CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort),
-    API_TOKEN: token, SECRET_KEY: secret(), CALLBACK_SIGNING_KEY: secret(), DISPATCHER_API_KEY: secret(), API_KEY: secret(), AGENT_KEY: secret(),
-    STREAMS_PER_PRINCIPAL: '5000', STREAMS_PER_REPLICA: '5000', HEARTBEAT_INTERVAL_SECONDS: '1',
-    LOCAL_IMAGE_COMMANDS: JSON.stringify({ 'bench/ticker': TICKER }),
-  }, `http://127.0.0.1:${dispatcherPort}/health`);
-  const base = `http://127.0.0.1:${controllerPort}/api/v1`;
-  const auth = { authorization: `Token ${token}` };
+  const server = await bootAllInOne({
+    services, databaseUrl: db.url, dataDir: mkdtempSync(path.join(tmpdir(), 'bench-streams-')), imageCommands: { 'bench/ticker': TICKER },
+    env: { SECRET_KEY: secret(), STREAMS_PER_PRINCIPAL: '5000', STREAMS_PER_REPLICA: '5000', HEARTBEAT_INTERVAL_SECONDS: '1' },
+  });
+  const base = `${server.controller}/api/v1`;
+  const auth = { authorization: `Token ${server.token}` };
   const writer = new pg.Client({ connectionString: db.url });
   await writer.connect();
   try {
-    const created = await (await fetch(`${base}/tasks/`, {
+    const answer = await fetch(`${base}/tasks/`, {
       method: 'POST', headers: { ...auth, 'content-type': 'application/json' },
       body: JSON.stringify({ agent_image: 'bench/ticker', runtime_target: { type: 'local' }, brief: {}, timeout_seconds: 600 }),
-    })).json();
-    for (let i = 0; i < 100; i++) {
+    });
+    const created = await answer.json();
+    if (answer.status !== 201) throw new Error(`task creation answered ${answer.status}: ${JSON.stringify(created)}`);
+    for (let i = 0; ; i++) {
       const task = await (await fetch(`${base}/tasks/${created.guid}/`, { headers: auth })).json();
       if (task.status === 'running') break;
+      if (i >= 100) throw new Error(`the followed task is ${task.status}, not running, after 20 s`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const latencies = [];
@@ -128,11 +135,37 @@ async function run(clients, followers) {
   }
 }
 
-const fmt = (n) => (typeof n === 'number' && !Number.isInteger(n) ? n.toFixed(1) : String(n));
-const results = [await run(10, 1), await run(1000, 100)];
-console.log(`stream abuse: ${EVENTS_PER_SECOND} events/s for ${SECONDS} s against one replica (all role)`);
-console.log(['clients', 'followers', 'server db transactions/s', 'event log reads/s', 'peak RSS MiB', 'latency p50 ms', 'latency p99 ms', 'events delivered/expected', 'failed streams']
-  .join(' | '));
-for (const r of results) {
-  console.log([r.clients, r.followers, fmt(r.transactionsPerSecond), fmt(r.eventReadsPerSecond), fmt(r.peakRssMiB), r.latencyP50Ms, r.latencyP99Ms, `${r.delivered}/${r.expected}`, r.failures].join(' | '));
+async function main() {
+  const services = await productionServices();
+  try {
+    premises(services.statement, 'PostgreSQL (local, a fresh database per run)', `consumer: ${allInOneConsumer()}`);
+    const { runs, baselines, ratios } = await interleaved(ROUNDS, () => run(10, 1, services), () => run(CLIENTS, FOLLOWERS, services));
+    console.log(`stream abuse: ${EVENTS_PER_SECOND} events/s for ${SECONDS} s against one replica (all role); ${ROUNDS} runs of ${CLIENTS} streams, each between two baseline runs of 10`);
+    console.log(['clients', 'followers', 'server db transactions/s', 'event log reads/s', 'peak RSS MiB', 'latency p50 ms', 'latency p99 ms', 'events delivered/expected', 'failed streams'].join(' | '));
+    const fmt = (n) => (typeof n === 'number' && !Number.isInteger(n) ? n.toFixed(1) : String(n));
+    for (const r of [...baselines, ...runs]) {
+      console.log([r.clients, r.followers, fmt(r.transactionsPerSecond), fmt(r.eventReadsPerSecond), fmt(r.peakRssMiB), r.latencyP50Ms, r.latencyP99Ms, `${r.delivered}/${r.expected}`, r.failures].join(' | '));
+    }
+    const one = (value) => value.toFixed(1);
+    for (const [name, list] of [['baseline, 10 streams', baselines], [`${CLIENTS} streams`, runs]]) {
+      console.log(`${name}: event log reads/s ${spread(list.map((r) => r.eventReadsPerSecond), one)}; db transactions/s ${spread(list.map((r) => r.transactionsPerSecond), one)}; latency p99 ${spread(list.map((r) => r.latencyP99Ms))} ms`);
+    }
+    // Reads per second of the event log beside the 10-stream runs: the shared range read keeps it near 1x.
+    const readRatios = ratios((r) => Math.max(r.eventReadsPerSecond, 0.1));
+    console.log(`${CLIENTS} streams' event log reads/s over the 10-stream runs beside them: ${spread(readRatios, (v) => `${v.toFixed(1)}x`)}`);
+    const failed = [...runs, ...baselines].reduce((sum, r) => sum + r.failures, 0);
+    if (failed > 0) {
+      console.log(`   FAILED: ${failed} streams failed (refused, reset or answered other than 200)`);
+      process.exitCode = 1;
+    }
+    emitFigure({
+      figure: `event log reads/s with ${CLIENTS} streams + ${FOLLOWERS} follows`, value: `${one(median(runs.map((r) => r.eventReadsPerSecond)))}/s`,
+      baseline: `${one(median(baselines.map((r) => r.eventReadsPerSecond)))}/s with 10`, ratio: `${median(readRatios).toFixed(1)}x`,
+      target: 'none (shown: stays near 1x); no failed stream', met: failed === 0,
+    });
+  } finally {
+    await services.stop();
+  }
 }
+
+runBenchScript(main);

@@ -1,28 +1,33 @@
 #!/usr/bin/env node
-// Outbound events on real PostgreSQL: BENCH_SUBSCRIPTION_EVENTS (10000) task creations at the
-// controller role booted alone (no dispatcher: each task is stored pending and writes one
-// task.created event), from BENCH_SUBSCRIPTION_CLIENTS (16) keep-alive clients, run twice:
-//  A. with no subscription: creations/s, p50, p99;
+// Outbound events on real PostgreSQL (issue 25: no target, the added creation cost is the
+// figure). BENCH_SUBSCRIPTION_EVENTS (2000) task creations from BENCH_SUBSCRIPTION_CLIENTS (16)
+// keep-alive clients at the all-in-one server, its dispatcher online and consuming (each task
+// stored, dispatched, its brief written to s3rver and its agent, scripts/bench-agent.sh, run),
+// LOG_LEVEL=info with its access log, Redis. Each run on a fresh database:
+//  A. baseline, with no subscription: creations/s, p50, p99;
 //  B. with BENCH_SUBSCRIPTION_COUNT (10) subscriptions to task.created, each its own path of
 //     a receiver on loopback that answers 200: the same creation figures (the added cost of
 //     the fan-out is B beside A), and the delivery rate: every event to every subscription,
 //     from the first creation to the last delivery, with the time the outbox took to drain
 //     after the last creation, and any delivery received twice.
-// Needs local PostgreSQL (127.0.0.1:5432, user postgres) or BENCH_DATABASE_URL; each run
-// gets a fresh database, dropped at the end. `npm run build` first.
+// BENCH_SUBSCRIPTION_ROUNDS (3) runs of B, interleaved with runs of A (A, B, A, B, ..., A): each
+// B is compared with the mean of the A runs beside it; median and spread printed. Any answer
+// but 201, or a delivery missing after BENCH_SUBSCRIPTION_WAIT_SECONDS (900), fails the run.
+// Needs local PostgreSQL (127.0.0.1:5432, user postgres) and Redis. `npm run build` first.
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, database, freePort, percentile, rssSampler, runBenchScript, secret } from './bench-lib.mjs';
+import { allInOneConsumer, BENCH_AGENT_IMAGE, bootAllInOne, countStatus, database, emitFigure, freePort, interleaved, median, mergeStatuses, percentile, premises, productionServices, requireStatuses, rssSampler, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const env = (name, fallback) => Number(process.env[name] ?? fallback);
-const events = env('BENCH_SUBSCRIPTION_EVENTS', 10_000);
+const events = env('BENCH_SUBSCRIPTION_EVENTS', 2_000);
+const rounds = env('BENCH_SUBSCRIPTION_ROUNDS', 3);
 const subscriptions = env('BENCH_SUBSCRIPTION_COUNT', 10);
 const clients = env('BENCH_SUBSCRIPTION_CLIENTS', 16);
 const waitSeconds = env('BENCH_SUBSCRIPTION_WAIT_SECONDS', 900);
 const TASK = JSON.stringify({
-  agent_image: 'agent-examples/echo', runtime_target: { type: 'local', namespace: '' }, resources: { cpu: '100m', memory: '64Mi' }, timeout_seconds: 60, brief: { prompt: 'bench' },
+  agent_image: BENCH_AGENT_IMAGE, runtime_target: { type: 'local', namespace: '' }, resources: { cpu: '100m', memory: '64Mi' }, timeout_seconds: 60, brief: { prompt: 'bench' },
 });
 
 function post(agent, url, headers, body) {
@@ -57,16 +62,14 @@ async function startReceiver() {
   return { url: `http://127.0.0.1:${port}`, state, unique: () => seen.size, close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }) };
 }
 
-async function run(subscriptionCount, receiver) {
+async function run(subscriptionCount, services) {
+  const receiver = await startReceiver();
   const db = await database();
+  if (!db.url) throw new Error('bench-subscriptions needs local PostgreSQL (127.0.0.1:5432, user postgres)');
   const dataDir = mkdtempSync(path.join(tmpdir(), 'atc-bench-subs-'));
-  const port = await freePort();
-  const token = secret();
-  const base = `http://127.0.0.1:${port}`;
-  const server = await bootServer({
-    ROLE: 'controller', CONTROLLER_PORT: String(port), DATA_DIR: dataDir, DATABASE_URL: db.url, API_TOKEN: token, SECRET_KEY: secret(),
-    CALLBACK_SIGNING_KEY: secret(), DISPATCHER_API_KEY: secret(), SUBSCRIPTION_ALLOWED_CIDRS: '127.0.0.1/32', TASK_DISPATCH_RETRY_SECONDS: '3600',
-  }, `${base}/health/`);
+  const server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, env: { SUBSCRIPTION_ALLOWED_CIDRS: '127.0.0.1/32', SECRET_KEY: secret() } });
+  const base = server.controller;
+  const token = server.token;
   const rss = rssSampler(server.child.pid);
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const headers = { authorization: `Token ${token}` };
@@ -77,15 +80,15 @@ async function run(subscriptionCount, receiver) {
     }
     const latencies = [];
     let next = 0;
-    let failures = 0;
+    const statuses = new Map();
     const started = Date.now();
     await Promise.all(Array.from({ length: clients }, async () => {
       while (next < events) {
         next += 1;
         const at = performance.now();
-        const answer = await post(agent, `${base}/api/v1/tasks/`, headers, TASK);
+        const answer = await post(agent, `${base}/api/v1/tasks/`, headers, TASK).catch(() => ({ status: 'error' }));
         latencies.push(performance.now() - at);
-        if (answer.status !== 201) failures += 1;
+        countStatus(statuses, answer.status);
       }
     }));
     const created = Date.now();
@@ -96,7 +99,7 @@ async function run(subscriptionCount, receiver) {
       creationsPerSecond: events / ((created - started) / 1000),
       p50: percentile(latencies, 50),
       p99: percentile(latencies, 99),
-      failures,
+      statuses,
       delivered: receiver.unique(),
       expected,
       deliverySeconds: expected ? (receiver.state.last - started) / 1000 : 0,
@@ -107,26 +110,45 @@ async function run(subscriptionCount, receiver) {
   } finally {
     agent.destroy();
     await server.stop();
+    await receiver.close();
     await db.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
 async function main() {
-  const receiver = await startReceiver();
+  const services = await productionServices();
   try {
-    const none = await run(0, receiver);
-    const fanned = await run(subscriptions, receiver);
-    const line = (name, r) => console.log(`${name.padEnd(28)} ${r.creationsPerSecond.toFixed(0).padStart(6)} creations/s   p50 ${r.p50.toFixed(1)} ms   p99 ${r.p99.toFixed(1)} ms   peak RSS ${r.peakRss.toFixed(0)} MiB`);
-    console.log(`${events} task creations, ${clients} clients, controller role alone on local PostgreSQL`);
-    line('A. no subscription', none);
-    line(`B. ${subscriptions} subscriptions`, fanned);
-    const signed = (value, unit) => `${value >= 0 ? '+' : ''}${value.toFixed(1)}${unit}`;
-    console.log(`   B beside A (the fan-out's cost on the create path): creations/s ${signed((fanned.creationsPerSecond / none.creationsPerSecond - 1) * 100, ' %')}, p50 ${signed(fanned.p50 - none.p50, ' ms')}, p99 ${signed(fanned.p99 - none.p99, ' ms')}`);
-    console.log(`   deliveries: ${fanned.delivered} of ${fanned.expected} in ${fanned.deliverySeconds.toFixed(1)} s from the first creation = ${(fanned.delivered / fanned.deliverySeconds).toFixed(0)}/s; outbox drained ${fanned.drainSeconds.toFixed(1)} s after the last creation; received twice: ${fanned.duplicates}`);
-    if (none.failures + fanned.failures > 0 || fanned.delivered < fanned.expected) process.exitCode = 1;
+    premises(services.statement, 'PostgreSQL (local, a fresh database per run)', `consumer: ${allInOneConsumer()}`);
+    console.log(`${events} task creations per run, ${clients} keep-alive clients; ${rounds} runs with ${subscriptions} subscriptions, each between two runs with none`);
+    const { runs, baselines, ratios } = await interleaved(rounds, () => run(0, services), () => run(subscriptions, services));
+    const line = (name, list) => {
+      console.log(`${name}: creations/s ${spread(list.map((r) => r.creationsPerSecond))}`);
+      console.log(`   p50 ${spread(list.map((r) => r.p50), (v) => `${v.toFixed(1)} ms`)}; p99 ${spread(list.map((r) => r.p99), (v) => `${v.toFixed(1)} ms`)}; peak RSS ${spread(list.map((r) => r.peakRss), (v) => `${v.toFixed(0)} MiB`)}`);
+    };
+    line('A. no subscription (baseline)', baselines);
+    line(`B. ${subscriptions} subscriptions`, runs);
+    const shares = ratios((r) => r.creationsPerSecond);
+    const pct = (value) => `${(100 * value).toFixed(0)}%`;
+    console.log(`   B's creations/s as a share of the A runs beside it (the fan-out's cost on the create path): ${spread(shares, pct)}`);
+    for (const [i, r] of runs.entries()) {
+      console.log(`   B run ${i + 1} deliveries: ${r.delivered} of ${r.expected} in ${r.deliverySeconds.toFixed(1)} s from the first creation = ${(r.delivered / r.deliverySeconds).toFixed(0)}/s; outbox drained ${r.drainSeconds.toFixed(1)} s after the last creation; received twice: ${r.duplicates}`);
+    }
+    const statuses = mergeStatuses(...runs.map((r) => r.statuses), ...baselines.map((r) => r.statuses));
+    console.log(`   answers to the creations: ${tally(statuses)}`);
+    const answered = requireStatuses('task creations', statuses, [201]);
+    const delivered = runs.every((r) => r.delivered >= r.expected);
+    if (!delivered) {
+      console.log('   FAILED: deliveries missing (see above)');
+      process.exitCode = 1;
+    }
+    emitFigure({
+      figure: `task creations with ${subscriptions} subscriptions (issue 25)`, value: `${median(runs.map((r) => r.creationsPerSecond)).toFixed(0)}/s`,
+      baseline: `${median(baselines.map((r) => r.creationsPerSecond)).toFixed(0)}/s with none`, ratio: pct(median(shares)),
+      target: 'none (the added cost, shown); every event delivered', met: answered && delivered,
+    });
   } finally {
-    await receiver.close();
+    await services.stop();
   }
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs every benchmark script in turn (BENCH_SCRIPTS=a.mjs,b.mjs picks some); each prints its
-// own figures. The lines a script marks as figures (bench-lib's emitFigure) are gathered into
+// own figures, starting with what it runs against. The lines a script marks as figures (bench-lib's emitFigure) are gathered into
 // one closing table: figure, baseline, ratio, target, met or not. A script that fails (a
 // request answered with an unexpected status included) or a target not met makes the exit code 1.
 import { spawn } from 'node:child_process';
@@ -37,7 +37,7 @@ const header = ['figure', 'baseline', 'ratio', 'target', 'met'];
 const table = rows.map((row) => [`${row.figure}: ${row.value}`, row.baseline, row.ratio, row.target, row.met ? 'yes' : 'NO']);
 const widths = header.map((name, i) => Math.max(name.length, ...table.map((cells) => String(cells[i]).length)));
 const line = (cells) => cells.map((cell, i) => String(cell).padEnd(widths[i])).join(' | ');
-console.log(`\n== summary (${rows.length} figures with a baseline and a target; scripts without such figures print theirs above)`);
+console.log(`\n== summary: ${rows.length} figures from ${scripts.length} scripts (each script prints its own figures, spreads and what it runs against above)`);
 console.log(line(header));
 console.log(widths.map((width) => '-'.repeat(width)).join('-|-'));
 for (const cells of table) console.log(line(cells));
