@@ -9,6 +9,7 @@ import { podAdditionProblems } from './kubernetes-pod-additions';
 import { AgentSecrets } from './kubernetes-secrets';
 import { EgressKeeper } from './kubernetes-egress-keeper';
 import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint, DnsEndpoint, EgressSettings, jobOwner, KUBE_DNS } from './kubernetes-network-policy';
+import { EVICTION_LIMIT_REASON, recordDisruptionsPatch } from './kubernetes-evictions';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
@@ -40,6 +41,8 @@ export interface KubernetesRuntimeOptions {
   watchRetryDelayMs?: number;
   /** Server-side length of one watch request before it is resumed (default 300 s). */
   watchTimeoutSeconds?: number;
+  /** AGENT_MAX_EVICTION_REPLACEMENTS: disrupted pods a task's Job may replace before the task fails; default: no limit. */
+  maxEvictionReplacements?: number;
   /** What `dispatcher` egress lets agents reach; default: nothing beyond DNS. */
   dispatcher?: DispatcherEndpoint;
   /** A watch silent (no event, no bookmark) this long is restarted (default 90 s). */
@@ -91,7 +94,9 @@ export class KubernetesRuntime implements RuntimeBackend {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
       podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
       abandon: (taskId, agent, problem) => this.abandon(taskId, agent, problem),
-    });
+      recordDisruptions: (taskId, agent, uids) => this.recordDisruptions(taskId, agent, uids),
+      stopOverEvicted: (taskId, agent) => this.stopOverEvicted(taskId, agent),
+    }, options.maxEvictionReplacements ?? null);
     this.keeper = new EgressKeeper(this.api, this.settings, { namespaces: () => [...this.watches.keys()], jobs: (namespace) => this.agents.liveJobs(namespace) }, options.policyReconcileMs ?? 30_000);
   }
 
@@ -117,6 +122,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       },
       dns: config.agentIsolation.dns,
       egressDenyCidrs: config.agentIsolation.egressDenyCidrs,
+      maxEvictionReplacements: config.agentFloor.maxEvictionReplacements,
     });
   }
 
@@ -285,10 +291,14 @@ export class KubernetesRuntime implements RuntimeBackend {
     await Promise.all((this.watches.get(namespace) ?? []).map((watch) => watch.synced()));
   }
 
-  /** The agent ran and ended (exit or deadline), so its Job is finished and holds no pod. */
+  /**
+   * The agent ran and ended (exit or deadline), so its Job is finished and holds no pod.
+   * A task ended for too many evictions is not: its Job has made a replacement pod.
+   */
   private finished(taskId: string): boolean {
-    const phase = this.agents.get(taskId)?.final?.phase;
-    return phase === 'exited' || phase === 'deadline_exceeded';
+    const final = this.agents.get(taskId)?.final;
+    if (final?.phase === 'exited' && final.reason === EVICTION_LIMIT_REASON) return false;
+    return final?.phase === 'exited' || final?.phase === 'deadline_exceeded';
   }
 
   private async createJob(namespace: string, body: V1Job, taskId: string): Promise<V1Job> {
@@ -353,6 +363,21 @@ export class KubernetesRuntime implements RuntimeBackend {
     this.logger.warn(`Task ${taskId}: the agent could not start (${problem.reason}); deleting Job ${name}`);
     await this.deleteJob(`${agent.namespace}/${name}`, `delete Job ${name} that could not start`).catch((error: unknown) =>
       this.logger.error(`Could not delete Job ${name}: ${describeApiError(error)}`));
+  }
+
+  private async recordDisruptions(taskId: string, agent: TrackedAgent, uids: string[]): Promise<void> {
+    const name = agent.job?.metadata?.name ?? jobName(taskId);
+    await this.patchJob(`${agent.namespace}/${name}`, recordDisruptionsPatch(agent.job, uids), `record the disrupted pods of task ${taskId}`).catch((error: unknown) =>
+      this.logger.warn(`Task ${taskId}: could not record its disrupted pods on Job ${name}: ${describeApiError(error)}`));
+  }
+
+  /** Suspends the Job of a task evicted too often, so its replacement pod ends under its policy; `remove` deletes the Job. */
+  private async stopOverEvicted(taskId: string, agent: TrackedAgent): Promise<void> {
+    const name = agent.job?.metadata?.name ?? jobName(taskId);
+    this.logger.warn(`Task ${taskId}: its pods were disrupted more often than AGENT_MAX_EVICTION_REPLACEMENTS allows; suspending Job ${name}`);
+    await this.patchJob(`${agent.namespace}/${name}`, [{ op: 'add', path: '/spec/suspend', value: true }], `suspend Job ${name} evicted too often`).catch((error: unknown) => {
+      if (!isNotFound(error)) this.logger.error(`Could not suspend Job ${name}: ${describeApiError(error)}`);
+    });
   }
 
   /**
