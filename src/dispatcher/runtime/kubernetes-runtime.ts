@@ -10,6 +10,7 @@ import { AgentSecrets } from './kubernetes-secrets';
 import { EgressKeeper } from './kubernetes-egress-keeper';
 import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint, DnsEndpoint, EgressSettings, jobOwner, KUBE_DNS } from './kubernetes-network-policy';
 import { EVICTION_LIMIT_REASON, recordDisruptionsPatch } from './kubernetes-evictions';
+import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-creator';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
@@ -41,6 +42,8 @@ export interface KubernetesRuntimeOptions {
   watchRetryDelayMs?: number;
   /** Server-side length of one watch request before it is resumed (default 300 s). */
   watchTimeoutSeconds?: number;
+  /** The key of the mark on every Job this dispatcher creates (AGENT_KEY, else API_KEY; kubernetes-job-creator.ts). */
+  creatorKey?: string;
   /** AGENT_MAX_EVICTION_REPLACEMENTS: disrupted pods a task's Job may replace before the task fails; default: no limit. */
   maxEvictionReplacements?: number;
   /** What `dispatcher` egress lets agents reach; default: nothing beyond DNS. */
@@ -79,6 +82,8 @@ export class KubernetesRuntime implements RuntimeBackend {
   private readonly egress: EgressSettings;
   private readonly secrets: AgentSecrets;
   private readonly keeper: EgressKeeper;
+  /** Refs of Jobs that carry a task's name and labels but not this dispatcher's mark: never stopped or deleted. */
+  private readonly foreign = new Set<string>();
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
@@ -123,6 +128,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       dns: config.agentIsolation.dns,
       egressDenyCidrs: config.agentIsolation.egressDenyCidrs,
       maxEvictionReplacements: config.agentFloor.maxEvictionReplacements,
+      creatorKey: config.agentKey || config.apiKey,
     });
   }
 
@@ -162,7 +168,7 @@ export class KubernetesRuntime implements RuntimeBackend {
     await this.keeper.ensureBaseline(namespace);
     const policy = buildNetworkPolicy(spec, this.settings, this.egress);
     const body = buildJob(spec, this.settings);
-    body.metadata!.annotations = { ...body.metadata!.annotations, [EGRESS_POLICY_ANNOTATION]: JSON.stringify(policy.spec) };
+    body.metadata!.annotations = { ...body.metadata!.annotations, [EGRESS_POLICY_ANNOTATION]: JSON.stringify(policy.spec), [CREATOR_ANNOTATION]: this.markOf(body) };
     const job = await this.createJob(namespace, body, spec.taskId);
     const ref = `${namespace}/${job.metadata!.name}`;
     try {
@@ -186,7 +192,7 @@ export class KubernetesRuntime implements RuntimeBackend {
    * them. A finished Job holds no pod: nothing to do.
    */
   async stop(taskId: string, ref: string): Promise<void> {
-    if (this.finished(taskId)) return;
+    if (this.finished(taskId) || this.foreign.has(ref)) return;
     try {
       await this.patchJob(ref, [{ op: 'add', path: '/spec/suspend', value: true }], `suspend Job of task ${taskId}`);
     } catch (error) {
@@ -210,6 +216,10 @@ export class KubernetesRuntime implements RuntimeBackend {
     if (tracked?.job) return this.agents.evaluate(taskId);
     try {
       const job = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name, namespace }));
+      if (!this.ours(job)) {
+        this.foreign.add(ref);
+        return { phase: 'gone', message: `Job ${name} was not created by this dispatcher; it is left alone` };
+      }
       const pods = await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`);
       this.agents.absorb(taskId, namespace, job, pods);
     } catch (error) {
@@ -240,6 +250,7 @@ export class KubernetesRuntime implements RuntimeBackend {
    * any other is deleted now.
    */
   async remove(taskId: string, ref: string): Promise<void> {
+    if (this.foreign.has(ref)) return;
     if (this.finished(taskId) && this.settings.ttlSecondsAfterFinished > 0) return;
     await this.deleteJob(ref, `remove task ${taskId}`);
     this.agents.forget(taskId);
@@ -255,6 +266,10 @@ export class KubernetesRuntime implements RuntimeBackend {
       for (const job of jobs.items) {
         const taskId = job.metadata?.labels?.[TASK_ID_LABEL];
         if (!taskId) continue;
+        if (!this.ours(job)) {
+          this.logger.warn(`Job ${namespace}/${job.metadata?.name} carries this dispatcher's labels but not its mark (${CREATOR_ANNOTATION}); it is neither adopted nor deleted`);
+          continue;
+        }
         this.agents.absorb(taskId, namespace, job, pods.filter((pod) => pod.metadata?.labels?.[TASK_ID_LABEL] === taskId));
         agents.push({ taskId, ref: `${namespace}/${job.metadata!.name}`, state: this.agents.evaluate(taskId) });
       }
@@ -291,6 +306,15 @@ export class KubernetesRuntime implements RuntimeBackend {
     await Promise.all((this.watches.get(namespace) ?? []).map((watch) => watch.synced()));
   }
 
+  private markOf(job: V1Job): string {
+    const { namespace, name, labels } = job.metadata!;
+    return creatorMark(this.options.creatorKey ?? '', this.options.dispatcherName, namespace!, name!, labels![TASK_ID_LABEL]);
+  }
+
+  private ours(job: V1Job): boolean {
+    return createdByUs(job, this.options.creatorKey ?? '', this.options.dispatcherName);
+  }
+
   /**
    * The agent ran and ended (exit or deadline), so its Job is finished and holds no pod.
    * A task ended for too many evictions is not: its Job has made a replacement pod.
@@ -309,6 +333,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       // Submitted before (a retry after a crash): the Job of the same task is this one.
       const existing = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name: body.metadata!.name!, namespace }));
       if (existing.metadata?.labels?.[TASK_ID_LABEL] !== taskId) throw new Error(`Job ${body.metadata!.name} exists and belongs to another task`);
+      if (!this.ours(existing)) throw new Error(`Job ${body.metadata!.name} exists and was not created by this dispatcher`);
       return existing;
     }
   }
@@ -341,7 +366,10 @@ export class KubernetesRuntime implements RuntimeBackend {
       description: `Jobs in ${namespace}`,
       path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
       list: () => this.api.call('list Jobs', () => this.api.batch.listNamespacedJob({ namespace, labelSelector })),
-      onChange: (change) => this.agents.jobChanged(namespace, change),
+      // A Job someone else labelled as a task's speaks for no task.
+      onChange: (change) => {
+        if (this.ours(change.object)) this.agents.jobChanged(namespace, change);
+      },
     });
     const pods = new ResourceWatch<V1Pod>(this.api, {
       ...common,
