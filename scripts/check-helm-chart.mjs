@@ -16,11 +16,11 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 const root = resolve(import.meta.dirname, '..');
 const chart = join(root, 'helm');
-const MODELS = { ConfigMap, Deployment, Job, Ingress, NetworkPolicy, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
+const MODELS = { ConfigMap, Namespace, Deployment, Job, Ingress, NetworkPolicy, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
 // Custom resources kubernetes-models has no schema for: checked by hand below.
 const CUSTOM_CHECKS = { ServiceMonitor: checkServiceMonitor };
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -36,7 +36,8 @@ const EXPECTED_RULES = {
 const DB = 'database.url=postgresql://tasks@db:5432/tasks';
 const KEYS = ['secrets.apiToken=t0ken', 'secrets.secretKey=s3cret', 'secrets.dispatcherKey=d1spatch', 'secrets.agentKey=ag3nt'];
 const scenarios = [
-  { name: 'defaults', set: [DB, ...KEYS] },
+  { name: 'defaults', set: [DB, ...KEYS], agentNamespace: { name: 'tasks-agents', created: true } },
+  { name: 'agents in an existing namespace', set: [DB, ...KEYS, 'dispatcher.kubernetes.namespace=agent-tasks', 'dispatcher.kubernetes.createNamespace=false'], agentNamespace: { name: 'agent-tasks', created: false } },
   {
     name: 'everything on',
     set: [
@@ -207,6 +208,7 @@ function checkProduction(scenario, documents, problems) {
   if (dispatcher && documents.some((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-controller')) && !dispatcherPolicy?.spec.ingress?.every((rule) => rule.from?.length > 0)) {
     problems.push(`${scenario.name}: the dispatcher's NetworkPolicy lets anyone reach it`);
   }
+  if (scenario.agentNamespace) checkAgentNamespace(scenario, documents, problems);
   // Every namespace the dispatcher may put agents in has the default-deny baseline for them.
   for (const role of documents.filter((d) => d.kind === 'Role' && d.metadata.name.endsWith('-dispatcher'))) {
     const baseline = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.namespace === role.metadata.namespace && d.metadata.name.endsWith('-agents-default-deny'));
@@ -214,6 +216,30 @@ function checkProduction(scenario, documents, problems) {
       && Object.keys(baseline.spec.podSelector?.matchLabels ?? {}).join() === 'app.kubernetes.io/managed-by';
     if (!denies) problems.push(`${scenario.name}: no default-deny NetworkPolicy for agents in namespace ${role.metadata.namespace}`);
   }
+}
+
+/**
+ * Agents run in a namespace of their own by default (`<release>-agents`), rendered with the
+ * restricted Pod Security labels, where the dispatcher's Role, its RoleBinding, the agents'
+ * ServiceAccount and the default-deny policy are; with createNamespace=false, in an existing one.
+ */
+function checkAgentNamespace(scenario, documents, problems) {
+  const { name, created } = scenario.agentNamespace;
+  const namespaces = documents.filter((d) => d.kind === 'Namespace');
+  if (!created && namespaces.length > 0) problems.push(`${scenario.name}: renders Namespace ${namespaces.map((n) => n.metadata.name)} though createNamespace is false`);
+  if (created) {
+    const labels = namespaces.find((n) => n.metadata.name === name)?.metadata.labels ?? {};
+    const restricted = ['enforce', 'audit', 'warn'].every((mode) => labels[`pod-security.kubernetes.io/${mode}`] === 'restricted');
+    if (!restricted) problems.push(`${scenario.name}: no Namespace ${name} with the restricted Pod Security labels`);
+  }
+  const dispatcher = documents.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-dispatcher'));
+  const kubeNamespace = dispatcher?.spec.template.spec.containers[0].env.find((e) => e.name === 'KUBE_NAMESPACE')?.value;
+  if (kubeNamespace !== name) problems.push(`${scenario.name}: KUBE_NAMESPACE is ${kubeNamespace}, not ${name}`);
+  for (const kind of ['Role', 'RoleBinding', 'ServiceAccount', 'NetworkPolicy']) {
+    if (!documents.some((d) => d.kind === kind && d.metadata.namespace === name)) problems.push(`${scenario.name}: no ${kind} in the agent namespace ${name}`);
+  }
+  const binding = documents.find((d) => d.kind === 'RoleBinding' && d.metadata.namespace === name);
+  if (binding && !binding.subjects.some((s) => s.kind === 'ServiceAccount' && s.namespace === 'agent-tasks')) problems.push(`${scenario.name}: the RoleBinding in ${name} does not bind the dispatcher's ServiceAccount of the release namespace`);
 }
 
 function checkPod(where, pod, secretKeys, scenario, problems) {
