@@ -2,6 +2,9 @@
 // Lints and renders the Helm chart with several value sets, then validates every
 // rendered manifest against the Kubernetes schema (kubernetes-models) and checks what
 // the schema cannot: secret keys referenced but never defined, hardened pods, RBAC verbs.
+// It renders every example values file in helm/examples/ too, and holds values.schema.json
+// to being strict: every object closed (additionalProperties false, a typed map, or a
+// Kubernetes type passed through and named in $comment) and every value described.
 //
 //   node scripts/check-helm-chart.mjs            (HELM_BIN or `helm` on PATH)
 //
@@ -16,11 +19,11 @@ import { Job } from 'kubernetes-models/batch/v1';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { ConfigMap, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 
 const root = resolve(import.meta.dirname, '..');
 const chart = join(root, 'helm');
-const MODELS = { ConfigMap, Deployment, Job, Ingress, NetworkPolicy, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
+const MODELS = { ConfigMap, Namespace, Deployment, Job, Ingress, NetworkPolicy, PodDisruptionBudget, Role, RoleBinding, Secret, Service, ServiceAccount };
 // Custom resources kubernetes-models has no schema for: checked by hand below.
 const CUSTOM_CHECKS = { ServiceMonitor: checkServiceMonitor };
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -36,7 +39,8 @@ const EXPECTED_RULES = {
 const DB = 'database.url=postgresql://tasks@db:5432/tasks';
 const KEYS = ['secrets.apiToken=t0ken', 'secrets.secretKey=s3cret', 'secrets.dispatcherKey=d1spatch', 'secrets.agentKey=ag3nt'];
 const scenarios = [
-  { name: 'defaults', set: [DB, ...KEYS] },
+  { name: 'defaults', set: [DB, ...KEYS], agentNamespace: { name: 'tasks-agents', created: true } },
+  { name: 'agents in an existing namespace', set: [DB, ...KEYS, 'dispatcher.kubernetes.namespace=agent-tasks', 'dispatcher.kubernetes.createNamespace=false'], agentNamespace: { name: 'agent-tasks', created: false } },
   {
     name: 'everything on',
     set: [
@@ -74,7 +78,49 @@ const refusals = [
   { name: 'a dispatcher-only release without a credential', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], message: 'secrets.controllerToken is required for a dispatcher-only release' },
   { name: 'an unknown floor value', set: [DB, ...KEYS, 'dispatcher.agents.floor.alowRoot=true'], message: 'alowRoot' },
   { name: 'a floor egress that is no mode', set: [DB, ...KEYS, 'dispatcher.agents.floor.egressMax=all'], message: 'egressMax' },
+  { name: 'a misspelt value at the top', set: [DB, ...KEYS, 'logLevl=debug'], message: 'logLevl' },
+  { name: 'a misspelt value in a component', set: [DB, ...KEYS, 'controller.replicaCont=2'], message: 'replicaCont' },
+  { name: 'a misspelt value in an example', files: ['helm/examples/production.yaml'], set: ['ingress.tls[0].secretname=tls'], message: 'secretname' },
 ];
+
+/** A scenario per example values file, its expectations read from the file itself. */
+function exampleScenarios() {
+  const dir = join(chart, 'examples');
+  return readdirSync(dir).filter((file) => file.endsWith('.yaml')).sort().map((file) => {
+    const values = loadYaml(readFileSync(join(dir, file), 'utf8')) ?? {};
+    const controller = values.controller?.enabled !== false;
+    const kubernetes = values.dispatcher?.kubernetes ?? {};
+    return {
+      name: `example ${file}`,
+      files: [join(dir, file)],
+      set: [],
+      existingSecret: Boolean(values.secrets?.existingSecret),
+      roles: controller ? undefined : ['dispatcher'],
+      pdbs: [controller && values.controller?.replicaCount, values.dispatcher?.replicaCount].filter((count) => count > 1).length,
+      agentNamespace: { name: kubernetes.namespace || 'tasks-agents', created: kubernetes.createNamespace !== false },
+    };
+  });
+}
+
+/** Every object of the schema is closed and every value described, so a typo is refused and `helm show values` explains itself. */
+function checkSchemaStrict(node, path, problems) {
+  const where = `values.schema.json ${path || '(root)'}`;
+  if (path && !node.description) problems.push(`${where}: no description`);
+  const isObject = node.type === 'object' || node.properties;
+  if (isObject) {
+    const extra = node.additionalProperties;
+    const passedThrough = extra === true && /^A Kubernetes \w+/.test(node.$comment ?? '');
+    if (extra !== false && typeof extra !== 'object' && !passedThrough) problems.push(`${where}: not closed (additionalProperties must be false, a typed map, or true with a $comment naming the Kubernetes type)`);
+    for (const [key, child] of Object.entries(node.properties ?? {})) checkSchemaStrict(child, path ? `${path}.${key}` : key, problems);
+  }
+  if (node.type === 'array' && node.items && (node.items.type === 'object' || node.items.properties)) checkItems(node.items, `${path}[]`, problems);
+}
+
+function checkItems(node, path, problems) {
+  const extra = node.additionalProperties;
+  if (extra !== false && !(extra === true && /^A Kubernetes \w+/.test(node.$comment ?? ''))) problems.push(`values.schema.json ${path}: items not closed`);
+  for (const [key, child] of Object.entries(node.properties ?? {})) checkSchemaStrict(child, `${path}.${key}`, problems);
+}
 
 function findHelm() {
   if (process.env.HELM_BIN) return process.env.HELM_BIN;
@@ -207,6 +253,7 @@ function checkProduction(scenario, documents, problems) {
   if (dispatcher && documents.some((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-controller')) && !dispatcherPolicy?.spec.ingress?.every((rule) => rule.from?.length > 0)) {
     problems.push(`${scenario.name}: the dispatcher's NetworkPolicy lets anyone reach it`);
   }
+  if (scenario.agentNamespace) checkAgentNamespace(scenario, documents, problems);
   // Every namespace the dispatcher may put agents in has the default-deny baseline for them.
   for (const role of documents.filter((d) => d.kind === 'Role' && d.metadata.name.endsWith('-dispatcher'))) {
     const baseline = documents.find((d) => d.kind === 'NetworkPolicy' && d.metadata.namespace === role.metadata.namespace && d.metadata.name.endsWith('-agents-default-deny'));
@@ -214,6 +261,30 @@ function checkProduction(scenario, documents, problems) {
       && Object.keys(baseline.spec.podSelector?.matchLabels ?? {}).join() === 'app.kubernetes.io/managed-by';
     if (!denies) problems.push(`${scenario.name}: no default-deny NetworkPolicy for agents in namespace ${role.metadata.namespace}`);
   }
+}
+
+/**
+ * Agents run in a namespace of their own by default (`<release>-agents`), rendered with the
+ * restricted Pod Security labels, where the dispatcher's Role, its RoleBinding, the agents'
+ * ServiceAccount and the default-deny policy are; with createNamespace=false, in an existing one.
+ */
+function checkAgentNamespace(scenario, documents, problems) {
+  const { name, created } = scenario.agentNamespace;
+  const namespaces = documents.filter((d) => d.kind === 'Namespace');
+  if (!created && namespaces.length > 0) problems.push(`${scenario.name}: renders Namespace ${namespaces.map((n) => n.metadata.name)} though createNamespace is false`);
+  if (created) {
+    const labels = namespaces.find((n) => n.metadata.name === name)?.metadata.labels ?? {};
+    const restricted = ['enforce', 'audit', 'warn'].every((mode) => labels[`pod-security.kubernetes.io/${mode}`] === 'restricted');
+    if (!restricted) problems.push(`${scenario.name}: no Namespace ${name} with the restricted Pod Security labels`);
+  }
+  const dispatcher = documents.find((d) => d.kind === 'Deployment' && d.metadata.name.endsWith('-dispatcher'));
+  const kubeNamespace = dispatcher?.spec.template.spec.containers[0].env.find((e) => e.name === 'KUBE_NAMESPACE')?.value;
+  if (kubeNamespace !== name) problems.push(`${scenario.name}: KUBE_NAMESPACE is ${kubeNamespace}, not ${name}`);
+  for (const kind of ['Role', 'RoleBinding', 'ServiceAccount', 'NetworkPolicy']) {
+    if (!documents.some((d) => d.kind === kind && d.metadata.namespace === name)) problems.push(`${scenario.name}: no ${kind} in the agent namespace ${name}`);
+  }
+  const binding = documents.find((d) => d.kind === 'RoleBinding' && d.metadata.namespace === name);
+  if (binding && !binding.subjects.some((s) => s.kind === 'ServiceAccount' && s.namespace === 'agent-tasks')) problems.push(`${scenario.name}: the RoleBinding in ${name} does not bind the dispatcher's ServiceAccount of the release namespace`);
 }
 
 function checkPod(where, pod, secretKeys, scenario, problems) {
@@ -240,10 +311,12 @@ function checkRules(where, rules, problems) {
 
 const helmBin = findHelm();
 const problems = [];
+checkSchemaStrict(JSON.parse(readFileSync(join(chart, 'values.schema.json'), 'utf8')), '', problems);
+scenarios.push(...exampleScenarios());
 const lint = helm(['lint', chart, ...scenarios[0].set.flatMap((s) => ['--set', s])]);
 if (!lint.ok) problems.push(`helm lint: ${lint.out}${lint.err}`);
 for (const scenario of scenarios) {
-  const args = ['template', 'tasks', chart, '--namespace', 'agent-tasks', '--kube-version', '1.30.0', ...scenario.set.flatMap((s) => ['--set', s])];
+  const args = ['template', 'tasks', chart, '--namespace', 'agent-tasks', '--kube-version', '1.30.0', ...(scenario.files ?? []).flatMap((f) => ['-f', f]), ...scenario.set.flatMap((s) => ['--set', s])];
   const rendered = helm(args);
   if (!rendered.ok) {
     problems.push(`${scenario.name}: helm template failed: ${rendered.err}`);
@@ -256,7 +329,7 @@ for (const scenario of scenarios) {
 const missing = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ...KEYS.flatMap((s) => ['--set', s])]);
 if (missing.ok || !missing.err.includes('database.url is required')) problems.push('a release without database.url must be refused');
 for (const refusal of refusals) {
-  const answer = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ...refusal.set.flatMap((s) => ['--set', s])]);
+  const answer = helm(['template', 'tasks', chart, '--kube-version', '1.30.0', ...(refusal.files ?? []).flatMap((f) => ['-f', join(root, f)]), ...refusal.set.flatMap((s) => ['--set', s])]);
   if (refusal.checked) {
     // Renders, but this check must refuse it.
     const found = [];

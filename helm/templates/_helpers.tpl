@@ -52,8 +52,9 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
+{{/* Where agent Jobs run: a namespace of their own by default, away from the release's Secrets. */}}
 {{- define "agent-tasks.agentNamespace" -}}
-{{- default .Release.Namespace .Values.dispatcher.kubernetes.namespace }}
+{{- default (printf "%s-agents" .Release.Name | trunc 63 | trimSuffix "-") .Values.dispatcher.kubernetes.namespace }}
 {{- end }}
 
 {{/* An env var from the chart's (or the existing) Secret: (dict "root" $ "name" "API_TOKEN" "optional" false). */}}

@@ -57,6 +57,11 @@ describe("the operator's floor at POST /tasks", () => {
     expect((await taskApi(system).create(task({ security: { run_as_user: 1000 } }))).status).toBe(201);
   });
 
+  it('refuses a writable root filesystem unless AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM', async () => {
+    await refused({ security: { read_only_root_filesystem: false } }, 'security.read_only_root_filesystem', 'AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM');
+    expect((await taskApi(system).create(task({ security: { read_only_root_filesystem: true } }))).status).toBe(201);
+  });
+
   it('refuses an image outside AGENT_IMAGE_PATTERNS and resources over the ceilings', async () => {
     await refused({ agent_image: 'other.example/x:1' }, 'agent_image', 'AGENT_IMAGE_PATTERNS');
     await refused({ resources: { cpu: '2500m', memory: '1Gi' } }, 'resources.cpu', 'AGENT_MAX_CPU');
@@ -74,5 +79,20 @@ describe("the operator's floor at POST /tasks", () => {
     expect(big.status).toBe(400);
     expect(big.body.error).toMatchObject({ code: 'invalid', message: expect.stringContaining('AGENT_PROGRESS_DATA_MAX_BYTES') });
     expect((await agent.progress({ task_id: request.task_id, percentage: 10, data: { blob: 'x'.repeat(15 * 1024) } })).status).toBe(200);
+  });
+});
+
+describe('a floor that allows a writable root filesystem', () => {
+  let system: TestSystem;
+  beforeAll(async () => {
+    system = await startTestSystem({ role: 'dispatcher', env: { ...FLOOR, AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM: 'true' } });
+  });
+  afterAll(() => system?.close());
+
+  it('takes read_only_root_filesystem false and keeps it on the task', async () => {
+    const request = makeTaskRequest({ agent_image: 'registry.example/agents/silent:1', security: { read_only_root_filesystem: false } });
+    const answer = await taskApi(system).create(request);
+    expect(answer.status).toBe(201);
+    expect(answer.body.data.security).toEqual({ read_only_root_filesystem: false });
   });
 });

@@ -1,3 +1,4 @@
+import { CREATOR_ANNOTATION, creatorMark } from '../../src/dispatcher/runtime/kubernetes-job-creator';
 import { jobName, secretName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { agentApi, makeTaskRequest, taskApi, waitFor, waitForStatus } from '../harness/dispatcher';
 import { http } from '../harness/http';
@@ -156,21 +157,31 @@ describe('a task on the kubernetes backend, through the dispatcher API', () => {
     expect((await taskApi(system).get(request.task_id)).body.data.status).toBe('cancelled');
   });
 
-  it('after a restart adopts the running Job and deletes a Job of no known task', async () => {
+  it('after a restart adopts the running Job and deletes a Job of no known task it created, but leaves a Job it did not create alone', async () => {
     const request = kubernetesTask();
     const agentKey = await submit(request);
     kube.jobs.run('agents', jobName(request.task_id));
     await agentApi(system, agentKey).checkin({ task_id: request.task_id });
     await waitForStatus(system, request.task_id, ['running']);
-    const stray = kubernetesTask();
-    kube.store.create('jobs', {
+    const labelled = (taskId: string, annotations: Record<string, string>) => kube.store.create('jobs', {
       apiVersion: 'batch/v1', kind: 'Job',
-      metadata: { name: jobName(stray.task_id), namespace: 'agents', labels: { 'app.kubernetes.io/managed-by': 'eu-1', 'task-id': stray.task_id } },
+      metadata: { name: jobName(taskId), namespace: 'agents', labels: { 'app.kubernetes.io/managed-by': 'eu-1', 'task-id': taskId }, annotations },
       spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'agent', image: 'x' }] } } },
     });
+    // One this dispatcher created (its mark, keyed by its AGENT_KEY) for a task it no longer knows...
+    const stray = kubernetesTask();
+    labelled(stray.task_id, { [CREATOR_ANNOTATION]: creatorMark(system.agentKey, 'eu-1', 'agents', jobName(stray.task_id), stray.task_id) });
+    // ...and one someone else made with the same labels: a copied label, a mark made without the key.
+    const foreign = kubernetesTask();
+    labelled(foreign.task_id, { [CREATOR_ANNOTATION]: creatorMark('not-the-key', 'eu-1', 'agents', jobName(foreign.task_id), foreign.task_id) });
+    const unmarked = kubernetesTask();
+    labelled(unmarked.task_id, {});
 
     await system.restart();
     await waitFor(async () => !kube.store.get('jobs', 'agents', jobName(stray.task_id)), 10_000, 'the stray Job to be deleted');
+    expect(kube.store.get('jobs', 'agents', jobName(foreign.task_id))).toBeDefined();
+    expect(kube.store.get('jobs', 'agents', jobName(unmarked.task_id))).toBeDefined();
+    expect(kube.requests.filter((r) => r.method === 'DELETE' && (r.path.endsWith(jobName(foreign.task_id)) || r.path.endsWith(jobName(unmarked.task_id))))).toEqual([]);
     expect(kube.store.get('jobs', 'agents', jobName(request.task_id))).toBeDefined();
     expect((await taskApi(system).get(request.task_id)).body.data.status).toBe('running');
     kube.jobs.finish('agents', jobName(request.task_id), { exitCode: 2 });

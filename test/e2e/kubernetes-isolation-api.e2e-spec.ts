@@ -18,6 +18,7 @@ describe('task isolation on the kubernetes backend, through the dispatcher API',
   beforeAll(async () => {
     under = await startKubeDispatcher({
       AGENT_DISPATCHER_POD_LABELS: JSON.stringify(DISPATCHER_PODS), AGENT_DISPATCHER_NAMESPACE: 'platform', AGENT_RUN_AS_USER: '1000', AGENT_ALLOW_CIDRS: '10.30.0.0/16',
+      AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM: 'true',
     });
     ({ kube, system } = under);
   });

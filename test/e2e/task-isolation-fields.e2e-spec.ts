@@ -79,8 +79,8 @@ describe('runtime_class, network and security on controller tasks', () => {
 describe('the dispatcher takes the additive task request fields', () => {
   let system: TestSystem;
   beforeAll(async () => {
-    // The operator's floor refuses root and private ranges unless its settings permit them (agent-floor.e2e-spec.ts).
-    system = await startTestSystem({ role: 'dispatcher', env: { AGENT_ALLOW_ROOT: 'true', AGENT_ALLOW_CIDRS: '10.0.0.0/8' } });
+    // The operator's floor refuses root, a writable root and private ranges unless its settings permit them (agent-floor.e2e-spec.ts).
+    system = await startTestSystem({ role: 'dispatcher', env: { AGENT_ALLOW_ROOT: 'true', AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM: 'true', AGENT_ALLOW_CIDRS: '10.0.0.0/8' } });
   });
   afterAll(() => system?.close());
 

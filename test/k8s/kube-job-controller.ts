@@ -217,7 +217,8 @@ export class JobSimulator {
     this.later(terminatingMs, () => {
       this.store.remove('pods', namespace, pod.metadata.name);
       const job = this.store.get('jobs', namespace, jobName);
-      if (!job) return;
+      // A suspended Job makes no pod, as the real Job controller does.
+      if (!job || (job.spec as Json).suspend === true) return;
       if (ignoresDisruption(job)) this.createPod(job);
       else this.countFailure(job);
     });

@@ -1,4 +1,4 @@
-import { jobName } from '../../src/dispatcher/runtime/kubernetes-manifests';
+import { DISRUPTED_PODS_ANNOTATION, jobName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { KubeApiServer } from './kube-api-server';
 import { BackendUnderTest, makeSpec, startBackend, TOKEN, waitFor } from './kube-fixtures';
 
@@ -66,5 +66,53 @@ describe('Kubernetes backend when pods are disrupted', () => {
     server.jobs.evict('default', jobName(spec.taskId));
     expect(await under.waitForPhase(spec.taskId, 'exited')).toMatchObject({ phase: 'exited', reason: 'BackoffLimitExceeded' });
     expect(podsOf(spec.taskId)).toHaveLength(0);
+  });
+
+  const evictRunningPod = async (taskId: string) => {
+    await waitFor(() => podsOf(taskId).length === 1, 3000, 'the pod');
+    const before = podsOf(taskId).map((p) => p.metadata.name);
+    server.jobs.run('default', jobName(taskId));
+    await under.waitForPhase(taskId, 'running');
+    server.jobs.evict('default', jobName(taskId));
+    await waitFor(() => podsOf(taskId).every((p) => !before.includes(p.metadata.name)), 3000, 'the evicted pod gone');
+  };
+
+  it('fails the task once its pods were disrupted more often than AGENT_MAX_EVICTION_REPLACEMENTS allows, and stops the replacement', async () => {
+    await under.backend.close();
+    under = startBackend(server, { maxEvictionReplacements: 1 });
+    const spec = makeSpec();
+    await under.backend.submit(spec);
+    await evictRunningPod(spec.taskId);
+    await under.waitForPhase(spec.taskId, 'starting');
+
+    await evictRunningPod(spec.taskId);
+    const end = await under.waitForPhase(spec.taskId, 'exited');
+    expect(end).toEqual({
+      phase: 'exited', exitCode: -1, reason: 'EvictionLimit',
+      message: "the agent's pod was evicted or disrupted 2 times; AGENT_MAX_EVICTION_REPLACEMENTS (1) allows no more replacements",
+    });
+    // The Job's replacement pod is ended under its policy (the Job suspended), then the Job goes.
+    await waitFor(() => (server.store.get('jobs', 'default', jobName(spec.taskId))?.spec as any)?.suspend === true, 3000, 'the Job suspended');
+    await waitFor(() => podsOf(spec.taskId).length === 0, 5000, 'no pod left');
+    await under.backend.stop(spec.taskId, `default/${jobName(spec.taskId)}`);
+    await under.backend.remove(spec.taskId, `default/${jobName(spec.taskId)}`);
+    expect(server.store.get('jobs', 'default', jobName(spec.taskId))).toBeUndefined();
+  });
+
+  it('counts the disruptions recorded on the Job after a restart of the dispatcher', async () => {
+    await under.backend.close();
+    under = startBackend(server, { maxEvictionReplacements: 1 });
+    const spec = makeSpec();
+    await under.backend.submit(spec);
+    await evictRunningPod(spec.taskId);
+    const recorded = () => (server.store.get('jobs', 'default', jobName(spec.taskId))!.metadata.annotations ?? {})[DISRUPTED_PODS_ANNOTATION];
+    await waitFor(() => Boolean(recorded()), 3000, 'the disruption recorded on the Job');
+    expect(recorded()!.split(',')).toHaveLength(1);
+
+    await under.backend.close();
+    under = startBackend(server, { maxEvictionReplacements: 1 });
+    await under.backend.listManaged();
+    await evictRunningPod(spec.taskId);
+    expect(await under.waitForPhase(spec.taskId, 'exited')).toMatchObject({ reason: 'EvictionLimit', message: expect.stringContaining('AGENT_MAX_EVICTION_REPLACEMENTS (1)') });
   });
 });

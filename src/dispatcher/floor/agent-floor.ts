@@ -19,6 +19,8 @@ export interface FloorDefaults {
   runtimeClass: string | null;
   /** AGENT_EGRESS_DENY_CIDRS, denied on top of the built-in ranges. */
   denyCidrs: string[];
+  /** AGENT_READ_ONLY_ROOT_FILESYSTEM: an operator who made the root writable for every agent has allowed it. */
+  readOnlyRootFilesystem: boolean;
 }
 
 type Problems = Record<string, string[]>;
@@ -42,6 +44,9 @@ export function floorProblems(request: FloorRequest, floor: AgentFloor, defaults
   });
   if (!floor.allowRoot && (request.security?.run_as_non_root === false || request.security?.run_as_user === 0)) {
     add('security', 'may not run the agent as root (AGENT_ALLOW_ROOT is false)');
+  }
+  if (request.security?.read_only_root_filesystem === false && defaults.readOnlyRootFilesystem && !floor.allowWritableRootFilesystem) {
+    add('security.read_only_root_filesystem', 'may not make the root filesystem writable (AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM is false)');
   }
   const image = imageProblem(request.agent_image, floor);
   if (image) add('agent_image', image);

@@ -19,6 +19,8 @@ export const STOP_GRACE_SECONDS = 10;
 export const DEADLINE_MARGIN_SECONDS = 30;
 /** The Job's copy of its agent's egress policy spec, from which a deleted policy is put back. */
 export const EGRESS_POLICY_ANNOTATION = 'agent-tasks.dev/egress-policy';
+/** The uids of the Job's pods that were disrupted (evicted, preempted), comma-separated: every replica and a restart count the same. */
+export const DISRUPTED_PODS_ANNOTATION = 'agent-tasks.dev/disrupted-pods';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;

@@ -9,6 +9,8 @@ import { podAdditionProblems } from './kubernetes-pod-additions';
 import { AgentSecrets } from './kubernetes-secrets';
 import { EgressKeeper } from './kubernetes-egress-keeper';
 import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint, DnsEndpoint, EgressSettings, jobOwner, KUBE_DNS } from './kubernetes-network-policy';
+import { EVICTION_LIMIT_REASON, recordDisruptionsPatch } from './kubernetes-evictions';
+import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-creator';
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
@@ -40,6 +42,10 @@ export interface KubernetesRuntimeOptions {
   watchRetryDelayMs?: number;
   /** Server-side length of one watch request before it is resumed (default 300 s). */
   watchTimeoutSeconds?: number;
+  /** The key of the mark on every Job this dispatcher creates (AGENT_KEY, else API_KEY; kubernetes-job-creator.ts). */
+  creatorKey?: string;
+  /** AGENT_MAX_EVICTION_REPLACEMENTS: disrupted pods a task's Job may replace before the task fails; default: no limit. */
+  maxEvictionReplacements?: number;
   /** What `dispatcher` egress lets agents reach; default: nothing beyond DNS. */
   dispatcher?: DispatcherEndpoint;
   /** A watch silent (no event, no bookmark) this long is restarted (default 90 s). */
@@ -76,6 +82,8 @@ export class KubernetesRuntime implements RuntimeBackend {
   private readonly egress: EgressSettings;
   private readonly secrets: AgentSecrets;
   private readonly keeper: EgressKeeper;
+  /** Refs of Jobs that carry a task's name and labels but not this dispatcher's mark: never stopped or deleted. */
+  private readonly foreign = new Set<string>();
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
@@ -91,7 +99,9 @@ export class KubernetesRuntime implements RuntimeBackend {
       describe: (agent, problem, pod) => this.withWarningEvent(agent.namespace, pod, problem.message),
       podCreationProblem: (taskId, agent) => this.podCreationProblem(taskId, agent),
       abandon: (taskId, agent, problem) => this.abandon(taskId, agent, problem),
-    });
+      recordDisruptions: (taskId, agent, uids) => this.recordDisruptions(taskId, agent, uids),
+      stopOverEvicted: (taskId, agent) => this.stopOverEvicted(taskId, agent),
+    }, options.maxEvictionReplacements ?? null);
     this.keeper = new EgressKeeper(this.api, this.settings, { namespaces: () => [...this.watches.keys()], jobs: (namespace) => this.agents.liveJobs(namespace) }, options.policyReconcileMs ?? 30_000);
   }
 
@@ -117,6 +127,8 @@ export class KubernetesRuntime implements RuntimeBackend {
       },
       dns: config.agentIsolation.dns,
       egressDenyCidrs: config.agentIsolation.egressDenyCidrs,
+      maxEvictionReplacements: config.agentFloor.maxEvictionReplacements,
+      creatorKey: config.agentKey || config.apiKey,
     });
   }
 
@@ -156,7 +168,7 @@ export class KubernetesRuntime implements RuntimeBackend {
     await this.keeper.ensureBaseline(namespace);
     const policy = buildNetworkPolicy(spec, this.settings, this.egress);
     const body = buildJob(spec, this.settings);
-    body.metadata!.annotations = { ...body.metadata!.annotations, [EGRESS_POLICY_ANNOTATION]: JSON.stringify(policy.spec) };
+    body.metadata!.annotations = { ...body.metadata!.annotations, [EGRESS_POLICY_ANNOTATION]: JSON.stringify(policy.spec), [CREATOR_ANNOTATION]: this.markOf(body) };
     const job = await this.createJob(namespace, body, spec.taskId);
     const ref = `${namespace}/${job.metadata!.name}`;
     try {
@@ -180,7 +192,7 @@ export class KubernetesRuntime implements RuntimeBackend {
    * them. A finished Job holds no pod: nothing to do.
    */
   async stop(taskId: string, ref: string): Promise<void> {
-    if (this.finished(taskId)) return;
+    if (this.finished(taskId) || this.foreign.has(ref)) return;
     try {
       await this.patchJob(ref, [{ op: 'add', path: '/spec/suspend', value: true }], `suspend Job of task ${taskId}`);
     } catch (error) {
@@ -204,6 +216,10 @@ export class KubernetesRuntime implements RuntimeBackend {
     if (tracked?.job) return this.agents.evaluate(taskId);
     try {
       const job = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name, namespace }));
+      if (!this.ours(job)) {
+        this.foreign.add(ref);
+        return { phase: 'gone', message: `Job ${name} was not created by this dispatcher; it is left alone` };
+      }
       const pods = await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`);
       this.agents.absorb(taskId, namespace, job, pods);
     } catch (error) {
@@ -234,6 +250,7 @@ export class KubernetesRuntime implements RuntimeBackend {
    * any other is deleted now.
    */
   async remove(taskId: string, ref: string): Promise<void> {
+    if (this.foreign.has(ref)) return;
     if (this.finished(taskId) && this.settings.ttlSecondsAfterFinished > 0) return;
     await this.deleteJob(ref, `remove task ${taskId}`);
     this.agents.forget(taskId);
@@ -249,6 +266,10 @@ export class KubernetesRuntime implements RuntimeBackend {
       for (const job of jobs.items) {
         const taskId = job.metadata?.labels?.[TASK_ID_LABEL];
         if (!taskId) continue;
+        if (!this.ours(job)) {
+          this.logger.warn(`Job ${namespace}/${job.metadata?.name} carries this dispatcher's labels but not its mark (${CREATOR_ANNOTATION}); it is neither adopted nor deleted`);
+          continue;
+        }
         this.agents.absorb(taskId, namespace, job, pods.filter((pod) => pod.metadata?.labels?.[TASK_ID_LABEL] === taskId));
         agents.push({ taskId, ref: `${namespace}/${job.metadata!.name}`, state: this.agents.evaluate(taskId) });
       }
@@ -285,10 +306,23 @@ export class KubernetesRuntime implements RuntimeBackend {
     await Promise.all((this.watches.get(namespace) ?? []).map((watch) => watch.synced()));
   }
 
-  /** The agent ran and ended (exit or deadline), so its Job is finished and holds no pod. */
+  private markOf(job: V1Job): string {
+    const { namespace, name, labels } = job.metadata!;
+    return creatorMark(this.options.creatorKey ?? '', this.options.dispatcherName, namespace!, name!, labels![TASK_ID_LABEL]);
+  }
+
+  private ours(job: V1Job): boolean {
+    return createdByUs(job, this.options.creatorKey ?? '', this.options.dispatcherName);
+  }
+
+  /**
+   * The agent ran and ended (exit or deadline), so its Job is finished and holds no pod.
+   * A task ended for too many evictions is not: its Job has made a replacement pod.
+   */
   private finished(taskId: string): boolean {
-    const phase = this.agents.get(taskId)?.final?.phase;
-    return phase === 'exited' || phase === 'deadline_exceeded';
+    const final = this.agents.get(taskId)?.final;
+    if (final?.phase === 'exited' && final.reason === EVICTION_LIMIT_REASON) return false;
+    return final?.phase === 'exited' || final?.phase === 'deadline_exceeded';
   }
 
   private async createJob(namespace: string, body: V1Job, taskId: string): Promise<V1Job> {
@@ -299,6 +333,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       // Submitted before (a retry after a crash): the Job of the same task is this one.
       const existing = await this.api.call('read Job', () => this.api.batch.readNamespacedJob({ name: body.metadata!.name!, namespace }));
       if (existing.metadata?.labels?.[TASK_ID_LABEL] !== taskId) throw new Error(`Job ${body.metadata!.name} exists and belongs to another task`);
+      if (!this.ours(existing)) throw new Error(`Job ${body.metadata!.name} exists and was not created by this dispatcher`);
       return existing;
     }
   }
@@ -331,7 +366,10 @@ export class KubernetesRuntime implements RuntimeBackend {
       description: `Jobs in ${namespace}`,
       path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
       list: () => this.api.call('list Jobs', () => this.api.batch.listNamespacedJob({ namespace, labelSelector })),
-      onChange: (change) => this.agents.jobChanged(namespace, change),
+      // A Job someone else labelled as a task's speaks for no task.
+      onChange: (change) => {
+        if (this.ours(change.object)) this.agents.jobChanged(namespace, change);
+      },
     });
     const pods = new ResourceWatch<V1Pod>(this.api, {
       ...common,
@@ -353,6 +391,21 @@ export class KubernetesRuntime implements RuntimeBackend {
     this.logger.warn(`Task ${taskId}: the agent could not start (${problem.reason}); deleting Job ${name}`);
     await this.deleteJob(`${agent.namespace}/${name}`, `delete Job ${name} that could not start`).catch((error: unknown) =>
       this.logger.error(`Could not delete Job ${name}: ${describeApiError(error)}`));
+  }
+
+  private async recordDisruptions(taskId: string, agent: TrackedAgent, uids: string[]): Promise<void> {
+    const name = agent.job?.metadata?.name ?? jobName(taskId);
+    await this.patchJob(`${agent.namespace}/${name}`, recordDisruptionsPatch(agent.job, uids), `record the disrupted pods of task ${taskId}`).catch((error: unknown) =>
+      this.logger.warn(`Task ${taskId}: could not record its disrupted pods on Job ${name}: ${describeApiError(error)}`));
+  }
+
+  /** Suspends the Job of a task evicted too often, so its replacement pod ends under its policy; `remove` deletes the Job. */
+  private async stopOverEvicted(taskId: string, agent: TrackedAgent): Promise<void> {
+    const name = agent.job?.metadata?.name ?? jobName(taskId);
+    this.logger.warn(`Task ${taskId}: its pods were disrupted more often than AGENT_MAX_EVICTION_REPLACEMENTS allows; suspending Job ${name}`);
+    await this.patchJob(`${agent.namespace}/${name}`, [{ op: 'add', path: '/spec/suspend', value: true }], `suspend Job ${name} evicted too often`).catch((error: unknown) => {
+      if (!isNotFound(error)) this.logger.error(`Could not suspend Job ${name}: ${describeApiError(error)}`);
+    });
   }
 
   /**

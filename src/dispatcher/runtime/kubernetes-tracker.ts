@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { TASK_ID_LABEL } from './kubernetes-manifests';
-import { agentStateOf, isFinal, sameState, startProblem } from './kubernetes-state';
+import { disruptedPods, evictionLimitState, EvictionHooks } from './kubernetes-evictions';
+import { agentStateOf, disruptionOf, isFinal, sameState, startProblem } from './kubernetes-state';
 import { WatchedChange } from './kubernetes-watch';
 import { AgentState, AgentStateListener, StartGraces } from './runtime';
 
@@ -20,12 +21,16 @@ export interface TrackedAgent {
   reported?: AgentState;
   final?: AgentState;
   givingUp?: boolean;
+  /** Uids of this task's pods seen disrupted, beyond those the Job's annotation already records. */
+  disrupted: Set<string>;
+  /** A recording of `disrupted` on the Job is under way. */
+  recordingDisruptions?: boolean;
 }
 
 export type StartProblem = { reason: string; message: string };
 
 /** What the tracker asks of the backend when an agent cannot start. */
-export interface StartFailureHooks {
+export interface StartFailureHooks extends EvictionHooks {
   /** The message to report: the runtime's, plus whatever the cluster adds (a warning event). */
   describe(agent: TrackedAgent, problem: StartProblem, pod: V1Pod | undefined): Promise<string>;
   /**
@@ -52,7 +57,8 @@ export class AgentTracker {
   private readonly listeners: AgentStateListener[] = [];
   private closed = false;
 
-  constructor(private readonly graces: StartGraces, private readonly hooks: StartFailureHooks) {}
+  /** AGENT_MAX_EVICTION_REPLACEMENTS; null: a disrupted pod is always replaced. */
+  constructor(private readonly graces: StartGraces, private readonly hooks: StartFailureHooks, private readonly maxEvictionReplacements: number | null = null) {}
 
   onStateChange(listener: AgentStateListener): void {
     this.listeners.push(listener);
@@ -65,7 +71,7 @@ export class AgentTracker {
   track(taskId: string, namespace: string): TrackedAgent {
     let agent = this.agents.get(taskId);
     if (!agent) {
-      agent = { namespace, jobSeen: false, pods: new Map() };
+      agent = { namespace, jobSeen: false, pods: new Map(), disrupted: new Set() };
       this.agents.set(taskId, agent);
     }
     return agent;
@@ -96,6 +102,7 @@ export class AgentTracker {
     if (!madeBy(object, agent.job)) return;
     if (type === 'DELETED') agent.pods.delete(object.metadata.name);
     else agent.pods.set(object.metadata.name, object);
+    if (disruptionOf(object) && object.metadata.uid) agent.disrupted.add(object.metadata.uid);
     this.evaluate(taskId);
   }
 
@@ -104,7 +111,11 @@ export class AgentTracker {
     const agent = this.track(taskId, namespace);
     agent.job = job;
     agent.jobSeen = true;
-    for (const pod of pods) if (pod.metadata?.name && madeBy(pod, job)) agent.pods.set(pod.metadata.name, pod);
+    for (const pod of pods) {
+      if (!pod.metadata?.name || !madeBy(pod, job)) continue;
+      agent.pods.set(pod.metadata.name, pod);
+      if (disruptionOf(pod) && pod.metadata.uid) agent.disrupted.add(pod.metadata.uid);
+    }
   }
 
   /** The Jobs of `namespace` that are there and not being deleted (their pods need their policy). */
@@ -123,10 +134,35 @@ export class AgentTracker {
     if (!agent) return { phase: 'gone' };
     if (agent.final) return agent.final;
     const pod = this.newestPod(taskId);
-    const state: AgentState = agent.job || agent.jobSeen ? agentStateOf(agent.job, pod) : { phase: 'starting' };
-    this.applyStartGrace(taskId, agent, state, pod);
+    const overEvicted = this.overEvicted(taskId, agent);
+    const state: AgentState = overEvicted ?? (agent.job || agent.jobSeen ? agentStateOf(agent.job, pod) : { phase: 'starting' });
+    if (!overEvicted) this.applyStartGrace(taskId, agent, state, pod);
     if (isFinal(state)) agent.final = state;
     this.report(taskId, agent, state);
+    return state;
+  }
+
+  /**
+   * The task ends once its pods were disrupted more often than AGENT_MAX_EVICTION_REPLACEMENTS
+   * allows replacements (an agent that gets itself evicted, by using more ephemeral storage or
+   * memory than its node can spare, would otherwise be replaced for ever). The count is the
+   * Job's annotation plus what the watch saw since; new uids are recorded on the Job, so
+   * another replica and the next process count them too.
+   */
+  private overEvicted(taskId: string, agent: TrackedAgent): AgentState | undefined {
+    if (!agent.job) return undefined;
+    const recorded = disruptedPods(agent.job);
+    const unrecorded = [...agent.disrupted].filter((uid) => !recorded.includes(uid));
+    if (unrecorded.length > 0 && !agent.recordingDisruptions) {
+      agent.recordingDisruptions = true;
+      void this.hooks.recordDisruptions(taskId, agent, [...recorded, ...unrecorded])
+        .finally(() => (agent.recordingDisruptions = false));
+    }
+    const state = evictionLimitState(recorded.length + unrecorded.length, this.maxEvictionReplacements);
+    if (state && !agent.givingUp) {
+      agent.givingUp = true;
+      void this.hooks.stopOverEvicted(taskId, agent);
+    }
     return state;
   }
 

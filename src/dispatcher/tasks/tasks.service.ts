@@ -159,11 +159,16 @@ export class TasksService {
       }
     }
     const problems = {
-      ...floorProblems(request, this.config.agentFloor, { runtimeClass: this.config.agentIsolation.runtimeClass, denyCidrs: this.config.agentIsolation.egressDenyCidrs }),
+      ...floorProblems(request, this.config.agentFloor, this.floorDefaults()),
       ...backend.validate({ image: request.agent_image, namespace: request.runtime_target.namespace, pod: podAdditionsOf(request) }),
     };
     Object.assign(problems, this.secretEnvProblems(request.secret_env ?? {}, request.env));
     if (Object.keys(problems).length > 0) throw DomainError.invalid(problems);
+  }
+
+  private floorDefaults() {
+    const { runtimeClass, egressDenyCidrs, readOnlyRootFilesystem } = this.config.agentIsolation;
+    return { runtimeClass, denyCidrs: egressDenyCidrs, readOnlyRootFilesystem };
   }
 
   /** References outside AGENT_SECRET_ALLOWLIST, and names the task's `env` sets too. */

@@ -17,6 +17,8 @@ export interface AgentFloor {
   allowCidrs: string[];
   /** AGENT_ALLOW_ROOT: whether a task may run its agent as root. */
   allowRoot: boolean;
+  /** AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM: whether a task may ask a writable root filesystem. */
+  allowWritableRootFilesystem: boolean;
   /** AGENT_IMAGE_PATTERNS: globs an agent image must match (`*` stops at `/`, `**` does not). Empty: any. */
   imagePatterns: string[];
   /** AGENT_IMAGE_DIGEST_REQUIRED: images must be pinned by digest (`@sha256:...`). */
@@ -42,6 +44,7 @@ export function readAgentFloor(r: Reader, defaults: { runtimeClass: string | nul
     egressMax: r.oneOf<EgressMode>('AGENT_EGRESS_MAX', 'open', EGRESS_MODES),
     allowCidrs: r.parse('AGENT_ALLOW_CIDRS', [], cidrList, 'a comma-separated list of CIDR blocks'),
     allowRoot: r.bool('AGENT_ALLOW_ROOT', false),
+    allowWritableRootFilesystem: r.bool('AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM', false),
     imagePatterns: r.parse('AGENT_IMAGE_PATTERNS', [], commaList, 'a comma-separated list of image patterns'),
     imageDigestRequired: r.bool('AGENT_IMAGE_DIGEST_REQUIRED', false),
     maxCpu: r.parse<string | null>('AGENT_MAX_CPU', null, quantity, 'a Kubernetes quantity (2, 500m)'),

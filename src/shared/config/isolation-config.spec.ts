@@ -26,7 +26,8 @@ describe('agent isolation settings', () => {
       AGENT_RUNTIME_CLASSES: 'kata,gvisor', AGENT_RUNTIME_CLASS: 'gvisor', AGENT_MAX_CPU: '2', AGENT_IMAGE_PATTERNS: 'registry.example/**',
     });
     expect(config.agentIsolation).toMatchObject({ dns: { peers: [{ ipBlock: { cidr: '169.254.20.10/32' } }], ports: [53, 5353] }, egressDenyCidrs: ['203.0.113.0/24', '2001:db8:1::/48'] });
-    expect(config.agentFloor).toMatchObject({ runtimeClasses: ['kata', 'gvisor'], egressMax: 'open', allowRoot: false, maxCpu: '2', imagePatterns: ['registry.example/**'], progressDataMaxBytes: 16384 });
+    expect(config.agentFloor).toMatchObject({ runtimeClasses: ['kata', 'gvisor'], egressMax: 'open', allowRoot: false, allowWritableRootFilesystem: false, maxCpu: '2', imagePatterns: ['registry.example/**'], progressDataMaxBytes: 16384, maxEvictionReplacements: 3 });
+    expect(loadConfig({ ...secrets, AGENT_ALLOW_WRITABLE_ROOT_FILESYSTEM: 'true', AGENT_MAX_EVICTION_REPLACEMENTS: '0' }).agentFloor).toMatchObject({ allowWritableRootFilesystem: true, maxEvictionReplacements: 0 });
     expect(() => loadConfig({ ...secrets, AGENT_EGRESS_DENY_CIDRS: '10.0.0.0/33', AGENT_EGRESS: 'open', AGENT_EGRESS_MAX: 'dispatcher', AGENT_DNS_PEERS: '[{"podSelector":{}}]' }))
       .toThrow(ConfigError);
     let problems: string[] = [];
