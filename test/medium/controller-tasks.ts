@@ -11,13 +11,14 @@ import { freshDatabaseUrl } from '../harness/database';
 
 /**
  * The controller's schema on a fresh database with every migration applied, and as many
- * independent connection pools on it as a spec asks for (each one a replica).
+ * independent connection pools on it as a spec asks for (each one a replica), of `poolSize`
+ * connections each (1: the embedded database's pool).
  */
-export async function controllerDatabase(pools = 1): Promise<{ sources: DataSource[]; close: () => Promise<void> }> {
+export async function controllerDatabase(pools = 1, poolSize = 4): Promise<{ sources: DataSource[]; close: () => Promise<void> }> {
   const url = await freshDatabaseUrl();
   const options = (poolSize: number) => roleDataSourceOptions('controller', { url, poolSize, migrationsRun: false }, SCHEMA_PARTS.controller);
   await runMigrations(options(1));
-  const sources = await Promise.all(Array.from({ length: pools }, () => new DataSource(options(4)).initialize()));
+  const sources = await Promise.all(Array.from({ length: pools }, () => new DataSource(options(poolSize)).initialize()));
   return { sources, close: async () => void (await Promise.all(sources.map((source) => source.destroy()))) };
 }
 

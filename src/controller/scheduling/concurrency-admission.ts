@@ -28,27 +28,30 @@ export class ConcurrencyAdmission {
     const key = task.concurrencyKey;
     const limit = task.concurrencyLimit;
     if (key === null || limit === null || task.concurrencyStrategy === null || task.concurrencyStrategy === 'queue') return task;
-    return this.db.transaction(async (manager) => {
+    // Every statement of the decision runs on the transaction's connection: one that waited for
+    // another connection while holding the key's lock could wait forever on a small pool.
+    await this.db.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 21))', [key]);
       if (task.concurrencyStrategy === 'cancel_newest') return this.cancelNewest(manager, task, key, limit);
       await this.cancelInProgress(manager, task, key, limit);
-      return this.letIn(task);
+      await this.letIn(manager, task);
     });
+    this.tasks.eventsCommitted();
+    return (await this.tasks.findByGuid(task.guid)) ?? task;
   }
 
   /** Kubernetes CronJob's Forbid with `limit: 1`: while `limit` tasks of the key are open, the newest is cancelled. */
-  private async cancelNewest(manager: EntityManager, task: Task, key: string, limit: number): Promise<Task> {
+  private async cancelNewest(manager: EntityManager, task: Task, key: string, limit: number): Promise<void> {
     const [{ open }] = (await manager.query(
       `SELECT count(*)::int AS open FROM ${TASKS}
        WHERE concurrency_key = $1 AND status IN ('pending', 'dispatched', 'running') AND guid <> $2`,
       [key, task.guid],
     )) as { open: number }[];
-    if (Number(open) < limit) return this.letIn(task);
-    const cancelled = await this.tasks.transition(task.guid, 'cancelled', {
+    if (Number(open) < limit) return this.letIn(manager, task);
+    await this.tasks.transition(task.guid, 'cancelled', {
       cancelRequestedAt: () => 'now()',
       errorMessage: `concurrency limit of ${key} reached (${open}/${limit}); the newest task is cancelled (cancel_newest)`,
-    }, { from: ['pending'] });
-    return cancelled.task ?? task;
+    }, { from: ['pending'], manager });
   }
 
   /**
@@ -65,7 +68,7 @@ export class ConcurrencyAdmission {
       await this.tasks.transition(guid, 'cancelled', {
         cancelRequestedAt: () => 'now()',
         errorMessage: `replaced by the newer task ${task.guid} of ${key} (cancel_in_progress)`,
-      }, { from: ['pending'] });
+      }, { from: ['pending'], manager });
     }
     await this.supersedeOldest(manager, task.guid, key, limit);
   }
@@ -86,8 +89,7 @@ export class ConcurrencyAdmission {
   }
 
   /** Ends the hold: the task joins the queue now. */
-  private async letIn(task: Task): Promise<Task> {
-    await this.db.query(`UPDATE ${TASKS} SET next_dispatch_at = NULL WHERE guid = $1 AND status = 'pending'`, [task.guid]);
-    return (await this.tasks.findByGuid(task.guid)) ?? task;
+  private async letIn(manager: EntityManager, task: Task): Promise<void> {
+    await manager.query(`UPDATE ${TASKS} SET next_dispatch_at = NULL WHERE guid = $1 AND status = 'pending'`, [task.guid]);
   }
 }

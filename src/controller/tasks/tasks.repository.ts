@@ -1,6 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityMetadata } from 'typeorm';
+import { DataSource, EntityManager, EntityMetadata } from 'typeorm';
 import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { EventFeed } from '../events/event-feed';
@@ -31,6 +31,8 @@ export interface DispatchAssignment {
 export interface MoveOptions {
   from?: readonly TaskStatus[];
   stay?: boolean;
+  /** Moves inside this transaction, on its connection (a caller holding a lock in it must not wait for another). */
+  manager?: EntityManager;
 }
 
 export interface TaskListQuery extends KeysetRequest {
@@ -118,6 +120,10 @@ export class TasksRepository {
   async transition(guid: string, to: TaskStatus, patch: TaskPatch = {}, options: MoveOptions = {}): Promise<Transition> {
     const [task] = await this.move(to, patch, options, { sql: 'guid = $', params: [guid] });
     if (task) return { moved: true, task };
+    if (options.manager) {
+      const [row] = (await options.manager.query(`SELECT ${this.columns} FROM ${TASKS} WHERE guid = $1`, [guid])) as Record<string, unknown>[];
+      return { moved: false, task: row ? this.hydrate(row) : null };
+    }
     return { moved: false, task: await this.findByGuid(guid) };
   }
 
@@ -323,17 +329,23 @@ export class TasksRepository {
     const condition = where.sql.replace(/\$/g, () => `$${next++}`);
     // The move and its events are one statement: they commit together or not at all.
     const kind = kindOfMove(isFinal(to), 'progress' in patch);
-    const rows = await runPrepared(
-      this.db,
-      `WITH moved AS (UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING *),
+    const text = `WITH moved AS (UPDATE ${TASKS} SET ${set.assignments} WHERE status = ANY(${from$}) AND ${condition} RETURNING *),
        event AS (${taskEventsInsert(kind, 'moved')})
-       SELECT ${returning} FROM moved`,
-      [...set.params, from, ...where.params],
-    );
+       SELECT ${returning} FROM moved`;
+    const params = [...set.params, from, ...where.params];
+    const rows = options.manager
+      ? ((await options.manager.query(text, params)) as Record<string, unknown>[])
+      : await runPrepared(this.db, text, params);
     // `stay` may rewrite a task already in `to`: only a real move ends a task.
     if (isFinal(to) && !options.stay) countFinished(to, rows.length);
-    if (rows.length > 0) this.events?.written();
+    // Inside a caller's transaction the events are not committed yet: the caller says so after its commit.
+    if (rows.length > 0 && !options.manager) this.events?.written();
     return rows.map((row) => this.hydrate(row));
+  }
+
+  /** Tells the event feed that a transaction which moved tasks (`MoveOptions.manager`) has committed. */
+  eventsCommitted(): void {
+    this.events?.written();
   }
 
   private get metadata(): EntityMetadata {
