@@ -135,7 +135,7 @@ describe('TasksRepository on PostgreSQL', () => {
     const [ended] = await sources[0].query(`SELECT attempt, status, reason, dispatcher_task_id, callback_token_hash FROM "controller"."task_attempts" WHERE task_guid = $1`, [retried.guid]);
     expect(ended).toEqual({ attempt: 1, status: 'timed_out', reason: 'timed_out', dispatcher_task_id: retried.guid, callback_token_hash: 'first' });
     const [event] = await sources[0].query(`SELECT data FROM "controller"."events" WHERE task_guid = $1 AND kind = 'task.retrying'`, [retried.guid]);
-    expect(event.data).toMatchObject({ task_guid: retried.guid, attempt: 2, reason: 'timed_out', status: 'pending' });
+    expect(event.data).toMatchObject({ task_guid: retried.guid, attempt: 2, reason: 'timed_out', status: 'pending', updated_at: expect.any(String) });
   });
 
   it('records a dispatch only for the attempt that was sent, not for the next one a fast failure started', async () => {

@@ -60,7 +60,8 @@ export class TaskAttemptsRepository {
        event AS (
          INSERT INTO ${EVENTS} (kind, task_guid, data)
          SELECT 'task.retrying', m.guid, jsonb_build_object('task_guid', m.guid, 'status', m.status, 'workflow', m.workflow_id,
-           'attempt', m.attempt, 'next_attempt_at', m.next_dispatch_at, 'reason', $8::text, 'error_message', $9::text)
+           'attempt', m.attempt, 'next_attempt_at', m.next_dispatch_at, 'reason', $8::text, 'error_message', $9::text,
+           'updated_at', m.updated_at)
          FROM moved m)
        SELECT ${this.columns} FROM moved`,
       [move.guid, move.attempt, move.from, move.nextDispatcherTaskId, move.delaySeconds, waitReason, move.status, move.reason, move.errorMessage],
