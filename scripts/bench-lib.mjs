@@ -100,6 +100,9 @@ export function percentile(values, p) {
 
 export const median = (values) => percentile(values, 50);
 
+/** The median of one figure over repeated runs: `medianOf(runs, (run) => run.rate)`. */
+export const medianOf = (runs, pick) => median(runs.map(pick));
+
 export const secret = () => randomBytes(24).toString('base64url');
 
 /**
@@ -256,7 +259,7 @@ export const tally = (statuses) => [...statuses].map(([status, n]) => `${status}
 /**
  * Starts a script's baseline server: the script forked with `--baseline-server` (so the
  * baseline runs in a process of its own; runBenchScript sends it to its baseline function),
- * with `env` added. Answers its URL and a stop function.
+ * with `env` added. Answers its URL, its child process (for rssSampler) and a stop function.
  */
 export async function forkBaseline(script, env) {
   const child = fork(script, ['--baseline-server'], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -264,7 +267,7 @@ export async function forkBaseline(script, env) {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the baseline server exited with ${code}`)));
   });
-  return { url: `http://127.0.0.1:${port}/`, stop: () => child.disconnect() };
+  return { url: `http://127.0.0.1:${port}/`, child, stop: () => child.disconnect() };
 }
 
 /**

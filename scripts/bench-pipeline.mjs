@@ -1,25 +1,33 @@
 #!/usr/bin/env node
-// The task pipeline on real PostgreSQL, in one run:
+// The task pipeline on real PostgreSQL. Each section runs BENCH_PIPELINE_ROUNDS times
+// (BENCH_ROUNDS, else 3), each run on a fresh database with a freshly booted server, and each
+// run sits between two runs of its baseline: baseline, run, baseline, ..., baseline. A run's
+// ratio is over the mean of the two baseline runs beside it, so a machine that drifts moves
+// both; every figure prints its median and spread (min, max, n).
 //  A. task creations at the controller: concurrent clients POST /api/v1/tasks/ to the
 //     all-in-one server with its dispatcher online and consuming (process engine, the shell
 //     agent below), so each task is stored, dispatched, its brief written to S3 and its agent
 //     run while the creations go on, as in production;
-//  B. a baseline for A on the same machine, run just before and just after A: a bare
-//     node:http server with a pg pool (in a child process) that parses the JSON body, checks
-//     the token in constant time and INSERTs one row per request; A's figures are printed as
-//     a % of the mean of those two runs;
+//  B. A's baseline: a bare node:http server with a pg pool (in a child process) that parses
+//     the JSON body, checks the token in constant time and INSERTs one row per request;
 //  C. POST to agent check-in: the all-in-one server runs each task's minimal agent
-//     (scripts/bench-agent.sh, or .mjs with BENCH_PIPELINE_AGENT=node) as a local process; the time from each POST to the agent's
-//     check-in being answered, and to the task being closed at the controller, and whether
-//     every task ended `completed`;
+//     (scripts/bench-agent.sh, or .mjs with BENCH_PIPELINE_AGENT=node) as a local process,
+//     the POSTs sent at a steady rate; tasks closed per second (first POST to last task final),
+//     the time from each POST to the agent's check-in being answered and to the task being
+//     closed at the controller, and every task must end `completed`. Its baseline (the floor):
+//     the same agent spawned bare at the same rate, checking in and back at a server that
+//     answers at once;
 //  D. the servers' peak RSS.
+// Marked for `npm run bench`'s closing table, with issue 23's targets: A's creations/s (at
+// least 300/s, p50 under 30 ms), C's tasks/s (at least 60% of the floor's) and C's POST to
+// check-in p50 (at most 1.5x the floor's spawn to check-in). Any unexpected answer, a task not
+// `completed` or a bare agent that fails makes the exit code 1.
 // The servers run as in production: LOG_LEVEL=info with the access log, s3rver, Redis.
-// Needs local PostgreSQL (127.0.0.1:5432, user postgres) or BENCH_DATABASE_URL, and Redis;
-// each section gets a fresh database, dropped at the end. `npm run build` first.
+// Needs local PostgreSQL (127.0.0.1:5432, user postgres) and Redis; `npm run build` first.
 //
-//   BENCH_PIPELINE_CREATES=2000 BENCH_PIPELINE_CLIENTS=16 BENCH_PIPELINE_TASKS=200
+//   BENCH_PIPELINE_CREATES=2000 BENCH_PIPELINE_CLIENTS=16 BENCH_PIPELINE_TASKS=200 BENCH_PIPELINE_ROUNDS=3
 //   BENCH_PIPELINE_TASK_RATE=10 BENCH_PIPELINE_MAX_CONCURRENT=32 BENCH_PIPELINE_WAIT_SECONDS=300
-import { fork, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
@@ -27,12 +35,16 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { bootServer, database, dispatcherOnline, emitFigure, freePort, percentile, productionServices, requireStatuses, rssSampler, secret, runBenchScript } from './bench-lib.mjs';
+import {
+  allInOneConsumer, BENCH_AGENT_IMAGE, bootAllInOne, countStatus, database, emitFigure, forkBaseline, interleaved, median, medianOf, mergeStatuses,
+  percentile, premises, productionServices, requireStatuses, root, rssSampler, runBenchScript, secret, spread, tally,
+} from './bench-lib.mjs';
 
 const env = (name, fallback) => Number(process.env[name] ?? fallback);
 const creates = env('BENCH_PIPELINE_CREATES', 2000);
 const clients = env('BENCH_PIPELINE_CLIENTS', 16);
 const taskCount = env('BENCH_PIPELINE_TASKS', 200);
+const rounds = env('BENCH_PIPELINE_ROUNDS', process.env.BENCH_ROUNDS ?? 3);
 /** Section C sends its POSTs at this steady rate (open loop), so latency is not agents queueing for two cores. */
 const taskRate = env('BENCH_PIPELINE_TASK_RATE', 10);
 /** `sh` (default): scripts/bench-agent.sh, a shell and curl; `node`: scripts/bench-agent.mjs, a Node process per task. */
@@ -43,7 +55,6 @@ const waitSeconds = env('BENCH_PIPELINE_WAIT_SECONDS', 300);
 const warmup = Math.min(100, Math.ceil(creates / 20));
 /** The server's DATABASE_POOL_SIZE default (src/shared/config/config.ts); the baseline's pool matches it. */
 const SERVER_POOL_SIZE = 10;
-const AGENT_IMAGE = 'bench/checkin';
 const FINAL = ['completed', 'failed', 'timed_out', 'cancelled'];
 const REQUEST_TIMEOUT_MS = 30_000;
 
@@ -106,7 +117,7 @@ async function load(http_, { url, headers, count, width, body, onAnswer }) {
           answer = { status: 'error', text: error.message };
         }
         latencies.push(performance.now() - t0);
-        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        countStatus(statuses, answer.status);
         onAnswer?.(index, answer, sentAt);
       }
     }),
@@ -126,7 +137,7 @@ async function paced(http_, { url, headers, count, rate, body, onAnswer }) {
     const t0 = performance.now();
     const answer = await http_.request(url, { method: 'POST', headers, body: body(index) }).catch((error) => ({ status: 'error', text: error.message }));
     latencies.push(performance.now() - t0);
-    statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+    countStatus(statuses, answer.status);
     onAnswer?.(index, answer, sentAt);
   }));
   const seconds = (performance.now() - started) / 1000;
@@ -134,8 +145,9 @@ async function paced(http_, { url, headers, count, rate, body, onAnswer }) {
 }
 
 /**
- * The floor under section C: the same agent spawned bare, at the same pace, checking in at
- * a server that answers at once. Spawn to check-in answered, p50 and p99.
+ * The floor under section C (one run): the same agent spawned bare, at the same pace, checking
+ * in and back at a server that answers at once and stores nothing. Spawns per second (first
+ * spawn to last exit), spawn to check-in answered p50 and p99, the agents' exit codes.
  */
 async function bareSpawnFloor(count) {
   const checkins = new Map();
@@ -148,8 +160,8 @@ async function bareSpawnFloor(count) {
     });
   });
   const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
-  const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
   const spawnedAt = new Map();
+  const exits = new Map();
   const started = performance.now();
   await Promise.all(Array.from({ length: count }, async (_, index) => {
     await sleep(Math.max(0, started + (index * 1000) / taskRate - performance.now()));
@@ -160,22 +172,22 @@ async function bareSpawnFloor(count) {
       env: { PATH: process.env.PATH, TASK_ID: taskId, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k' },
       stdio: 'ignore',
     });
-    await new Promise((resolve) => child.once('exit', resolve));
+    countStatus(exits, await new Promise((resolve) => child.once('exit', resolve)));
   }));
+  const seconds = (performance.now() - started) / 1000;
   await new Promise((resolve) => server.close(resolve));
   const waits = [...spawnedAt].filter(([id]) => checkins.has(id)).map(([id, at]) => checkins.get(id) - at);
-  return { p50: percentile(waits, 50), p99: percentile(waits, 99), n: waits.length };
+  console.log(`   floor run: ${(count / seconds).toFixed(2)} spawns/s; spawn -> check-in p50 ${ms(percentile(waits, 50))}, p99 ${ms(percentile(waits, 99))} (${waits.length}/${count} checked in); exit codes: ${tally(exits)}`);
+  return { rate: count / seconds, checkinP50: percentile(waits, 50), checkinP99: percentile(waits, 99), exits, checkedIn: new Map([['checked in', waits.length], ['no check-in', count - waits.length]].filter(([, n]) => n > 0)) };
 }
 
 const peaks = {};
-const tally = (map) => [...map].map(([key, n]) => `${key} x${n}`).join(', ');
 const ms = (value) => (value === undefined ? 'n/a' : `${value.toFixed(1)} ms`);
-const pct = (part, whole) => `${((part / whole) * 100).toFixed(1)} %`;
 const sleep = (millis) => new Promise((resolve) => setTimeout(resolve, millis));
 
 function taskBody(index, extra = {}) {
   return JSON.stringify({
-    agent_image: AGENT_IMAGE,
+    agent_image: BENCH_AGENT_IMAGE,
     runtime_target: { type: 'local', namespace: '' },
     resources: { cpu: '100m', memory: '128Mi' },
     timeout_seconds: 300,
@@ -186,25 +198,14 @@ function taskBody(index, extra = {}) {
 
 // ---------------------------------------------------------------- A. controller creations
 
-async function benchCreations(db, work, services) {
-  const [port, dispatcherPort] = [await freePort(), await freePort()];
-  const token = secret();
-  const controller = `http://127.0.0.1:${port}`;
-  const server = await bootServer(
-    {
-      ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'creations'), DATABASE_URL: db.url,
-      CONTROLLER_PORT: String(port), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
-      LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
-      LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: AGENT_COMMAND.join(' ') }),
-    },
-    `${controller}/health/`,
-  );
-  await dispatcherOnline(controller, token);
+/** One run of A on a fresh database: the all-in-one server booted, warmed up, loaded, stopped. */
+async function benchCreations(db, dataDir, services) {
+  const server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, maxConcurrent, imageCommands: { [BENCH_AGENT_IMAGE]: AGENT_COMMAND.join(' ') } });
   const sampler = rssSampler(server.child.pid);
   const http_ = client();
   try {
-    const headers = { authorization: `Token ${token}` };
-    const url = `${controller}/api/v1/tasks/`;
+    const headers = { authorization: `Token ${server.token}` };
+    const url = `${server.controller}/api/v1/tasks/`;
     await load(http_, { url, headers, count: warmup, width: clients, body: (i) => taskBody(-1 - i) });
     const taskStatuses = new Map();
     const result = await load(http_, {
@@ -216,18 +217,14 @@ async function benchCreations(db, work, services) {
         } catch {
           // counted as unreadable
         }
-        if (answer.status === 201) taskStatuses.set(status, (taskStatuses.get(status) ?? 0) + 1);
+        if (answer.status === 201) countStatus(taskStatuses, status);
       },
     });
-    console.log(`A. controller task creations: ${creates} POST /api/v1/tasks/ (inline brief, runtime local, image ${AGENT_IMAGE}), ${clients} keep-alive clients, after ${warmup} warm-up requests`);
-    console.log(`   server: ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${AGENT_COMMAND.join(' ')}, MAX_CONCURRENT_TASKS=${maxConcurrent}): each task is stored, dispatched and run; ${services.statement}`);
-    console.log(`   answers: ${tally(result.statuses)}; task status in the 201s: ${tally(taskStatuses) || 'none'}`);
-    requireStatuses('A. task creations', result.statuses, [201]);
-    console.log(`   ${result.rate.toFixed(1)} creations/s; latency p50 ${ms(result.p50)}, p99 ${ms(result.p99)}  (target: >= 300/s, p50 < 30 ms: ${result.rate >= 300 && result.p50 < 30 ? 'met' : 'not met'})`);
-    return { ...result, ok: result.statuses.get(201) === creates };
+    console.log(`   A run: ${result.rate.toFixed(1)} creations/s, p50 ${ms(result.p50)}, p99 ${ms(result.p99)}; answers: ${tally(result.statuses)}; task status in the 201s: ${tally(taskStatuses) || 'none'}`);
+    return { ...result, taskStatuses };
   } finally {
     http_.close();
-    peaks.controller = sampler.stop();
+    peaks.controller = Math.max(peaks.controller ?? 0, sampler.stop());
     await server.stop();
   }
 }
@@ -275,47 +272,25 @@ async function baselineServer() {
   process.on('disconnect', stop);
 }
 
-async function benchBaseline(db, label, controllerFigures, earlier) {
+/** One run of B on a fresh database: the baseline server forked, warmed up, loaded, stopped. */
+async function benchBaseline(db) {
   const token = secret();
-  const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], {
-    env: { ...process.env, BASELINE_DATABASE_URL: db.url, BASELINE_POOL_SIZE: String(SERVER_POOL_SIZE), BASELINE_TOKEN: token },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const baseline = await forkBaseline(fileURLToPath(import.meta.url), { BASELINE_DATABASE_URL: db.url, BASELINE_POOL_SIZE: String(SERVER_POOL_SIZE), BASELINE_TOKEN: token });
+  const exited = new Promise((resolve) => (baseline.child.exitCode !== null ? resolve() : baseline.child.once('exit', resolve)));
+  const sampler = rssSampler(baseline.child.pid);
   const http_ = client();
-  let sampler;
   try {
-    const { port } = await Promise.race([
-      new Promise((resolve) => child.once('message', resolve)),
-      exited.then((code) => Promise.reject(new Error(`the baseline server exited with ${code}`))),
-      sleep(30_000).then(() => Promise.reject(new Error('the baseline server did not start within 30 s'))),
-    ]);
-    sampler = rssSampler(child.pid);
-    const url = `http://127.0.0.1:${port}/api/v1/tasks/`;
+    const url = `${baseline.url}api/v1/tasks/`;
     const headers = { authorization: `Token ${token}` };
     await load(http_, { url, headers, count: warmup, width: clients, body: (i) => taskBody(-1 - i) });
     const result = await load(http_, { url, headers, count: creates, width: clients, body: (i) => taskBody(i) });
-    console.log(`B. baseline, ${label}: bare node:http server in a child process: parse the JSON body, timingSafeEqual on the token, INSERT one row (uuid, jsonb, created_at) through pg (pool ${SERVER_POOL_SIZE}), 201 with its id`);
-    console.log(`   same load: ${creates} POSTs, ${clients} keep-alive clients, after ${warmup} warm-up requests; answers: ${tally(result.statuses)}`);
-    console.log(`   ${result.rate.toFixed(1)} requests/s; latency p50 ${ms(result.p50)}, p99 ${ms(result.p99)}`);
-    requireStatuses(`B. baseline, ${label}`, result.statuses, [201]);
-    if (controllerFigures) {
-      // A sits between this run and the one before it: it is compared with their mean, so a machine that drifts moves both.
-      const mean = (key) => (earlier ? (earlier[key] + result[key]) / 2 : result[key]);
-      const reference = { rate: mean('rate'), p50: mean('p50'), p99: mean('p99') };
-      const c = controllerFigures;
-      console.log(`   controller as % of the mean of the baseline runs before and after it (${reference.rate.toFixed(1)} requests/s): throughput ${pct(c.rate, reference.rate)}; p50 ${pct(c.p50, reference.p50)} (${(c.p50 / reference.p50).toFixed(1)}x); p99 ${pct(c.p99, reference.p99)} (${(c.p99 / reference.p99).toFixed(1)}x)`);
-      emitFigure({
-        figure: 'A. task creations (pipeline)', value: `${c.rate.toFixed(0)}/s, p50 ${ms(c.p50)}`, baseline: `${reference.rate.toFixed(0)}/s`,
-        ratio: pct(c.rate, reference.rate), target: '>= 300/s, p50 < 30 ms', met: c.ok && c.rate >= 300 && c.p50 < 30,
-      });
-    }
-    return { ...result, ok: result.statuses.get(201) === creates };
+    console.log(`   B run: ${result.rate.toFixed(1)} requests/s, p50 ${ms(result.p50)}, p99 ${ms(result.p99)}; answers: ${tally(result.statuses)}`);
+    return result;
   } finally {
     http_.close();
-    peaks.baseline = sampler?.stop();
-    if (child.exitCode === null) child.kill('SIGTERM');
-    await Promise.race([exited, sleep(5000).then(() => child.kill('SIGKILL'))]);
+    peaks.baseline = Math.max(peaks.baseline ?? 0, sampler.stop());
+    baseline.stop();
+    await Promise.race([exited, sleep(5000).then(() => baseline.child.kill('SIGKILL'))]);
   }
 }
 
@@ -341,28 +316,17 @@ async function reportServer() {
   return { url: `http://127.0.0.1:${port}/report`, checkins, close: () => new Promise((resolve) => server.close(resolve)) };
 }
 
-async function benchCheckins(db, work, services) {
-  const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
-  const token = secret();
-  const controller = `http://127.0.0.1:${controllerPort}`;
+/** One run of C on a fresh database: the all-in-one server booted, taskCount tasks POSTed at taskRate, waited for, stopped. */
+async function benchCheckins(db, dataDir, services) {
   const report = await reportServer();
   let server;
   let sampler;
   const http_ = client();
   try {
-    server = await bootServer(
-      {
-        ...services.env, ROLE: 'all', NODE_ENV: 'development', DATA_DIR: path.join(work, 'all'), DATABASE_URL: db.url,
-        CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
-        LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
-        LOCAL_IMAGE_COMMANDS: JSON.stringify({ [AGENT_IMAGE]: AGENT_COMMAND.join(' ') }),
-      },
-      `${controller}/health/`,
-    );
+    server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, maxConcurrent, imageCommands: { [BENCH_AGENT_IMAGE]: AGENT_COMMAND.join(' ') } });
     sampler = rssSampler(server.child.pid);
-    const headers = { authorization: `Token ${token}` };
-
-    await dispatcherOnline(controller, token);
+    const { controller } = server;
+    const headers = { authorization: `Token ${server.token}` };
 
     const sentAt = new Map();
     const failures = [];
@@ -375,7 +339,7 @@ async function benchCheckins(db, work, services) {
         if (answer.status !== 201) return failures.push(`#${index}: ${answer.status} ${answer.text.slice(0, 200)}`);
         const task = JSON.parse(answer.text);
         sentAt.set(task.guid, sent);
-        answered.set(task.status, (answered.get(task.status) ?? 0) + 1);
+        countStatus(answered, task.status);
       },
     });
 
@@ -400,29 +364,27 @@ async function benchCheckins(db, work, services) {
     const byStatus = new Map();
     for (const guid of sentAt.keys()) {
       const { status, body } = await http_.getJson(`${controller}/api/v1/tasks/${guid}/`, headers).catch(() => ({ status: 'error' }));
-      const key = status === 200 ? body.status : `lost (GET answered ${status})`;
-      byStatus.set(key, (byStatus.get(key) ?? 0) + 1);
+      countStatus(byStatus, status === 200 ? body.status : `lost (GET answered ${status})`);
     }
+    for (let i = 0; i < taskCount - sentAt.size; i++) countStatus(byStatus, 'never created');
 
     const toCheckin = [...sentAt].filter(([guid]) => report.checkins.has(guid)).map(([guid, sent]) => report.checkins.get(guid) - sent);
     const toClosed = [...finals].map(([guid, final]) => final.closedAt - sentAt.get(guid));
-    const completed = byStatus.get('completed') ?? 0;
-    const notFinal = [...byStatus].filter(([status]) => !FINAL.includes(status));
-    console.log(`C. POST to agent check-in: ROLE=all, LOCAL_ENGINE=process, MAX_CONCURRENT_TASKS=${maxConcurrent}; ${taskCount} tasks of image ${AGENT_IMAGE} -> ${AGENT_COMMAND.join(' ')}`);
-    console.log(`   (a process per task: check in, report the time, check back completed, exit); POSTs sent at a steady ${taskRate}/s`);
-    console.log(`   creations: ${created.rate.toFixed(1)}/s, p50 ${ms(created.p50)}, p99 ${ms(created.p99)}; answers: ${tally(created.statuses)}; task status in the 201s: ${tally(answered) || 'none'}`);
+    const lastClosed = finals.size ? Math.max(...[...finals.values()].map((final) => final.closedAt)) : Date.now();
+    const seconds = (lastClosed - started) / 1000;
+    const run = {
+      created, answered, failures, byStatus, reported: toCheckin.length, seconds,
+      // Tasks closed per second, from the first POST to the last task final; only `completed` ones count.
+      rate: (byStatus.get('completed') ?? 0) / seconds,
+      checkinP50: percentile(toCheckin, 50), checkinP99: percentile(toCheckin, 99),
+      closedP50: percentile(toClosed, 50), closedP99: percentile(toClosed, 99),
+    };
+    console.log(`   C run: ${run.rate.toFixed(2)} tasks/s (all final ${seconds.toFixed(1)} s after the first POST); POST -> check-in p50 ${ms(run.checkinP50)}, p99 ${ms(run.checkinP99)} (${run.reported}/${sentAt.size} agents reported); POST -> closed p50 ${ms(run.closedP50)}, p99 ${ms(run.closedP99)}; creations ${created.rate.toFixed(1)}/s, p50 ${ms(created.p50)}; at the controller: ${tally(byStatus)}`);
     for (const failure of failures.slice(0, 5)) console.log(`   failed POST ${failure}`);
-    console.log(`   POST -> check-in answered: p50 ${ms(percentile(toCheckin, 50))}, p99 ${ms(percentile(toCheckin, 99))} (${toCheckin.length}/${sentAt.size} agents reported)  (target: p50 < 150 ms, p99 < 500 ms)`);
-    const floor = await bareSpawnFloor(Math.min(taskCount, 50));
-    console.log(`   floor, same run: the same agent spawned bare at ${taskRate}/s, checking in at a server that answers at once: spawn -> check-in p50 ${ms(floor.p50)}, p99 ${ms(floor.p99)} (${floor.n} runs)`);
-    const lastClosed = Math.max(...[...finals.values()].map((final) => final.closedAt));
-    const allFinal = finals.size === sentAt.size ? `all final ${((lastClosed - started) / 1000).toFixed(1)} s after the first POST` : `only ${finals.size}/${sentAt.size} final`;
-    console.log(`   POST -> closed at controller (its finished_at): p50 ${ms(percentile(toClosed, 50))}, p99 ${ms(percentile(toClosed, 99))}; ${allFinal}`);
-    console.log(`   at the controller: ${tally(byStatus)}; ${completed}/${taskCount} completed; ${notFinal.length === 0 ? 'none lost, none left pending/dispatched/running' : `NOT FINAL after ${waitSeconds} s: ${tally(new Map(notFinal))}`}`);
-    return { ok: completed === taskCount && failures.length === 0 };
+    return run;
   } finally {
     http_.close();
-    peaks.all = sampler?.stop();
+    peaks.all = Math.max(peaks.all ?? 0, sampler?.stop() ?? 0);
     await server?.stop();
     await report.close();
   }
@@ -432,38 +394,97 @@ async function benchCheckins(db, work, services) {
 
 async function main() {
   const work = mkdtempSync(path.join(tmpdir(), 'bench-pipeline-'));
-  const databases = [];
   if (process.env.BENCH_DATABASE_URL) {
-    // A's pending tasks would be dispatched in C: each section needs a database of its own.
-    throw new Error('bench-pipeline creates a fresh database per section on local PostgreSQL; unset BENCH_DATABASE_URL');
+    // One run's pending tasks would be dispatched in the next: each run needs a database of its own.
+    throw new Error('bench-pipeline creates a fresh database per run on local PostgreSQL; unset BENCH_DATABASE_URL');
   }
-  const fresh = async () => {
+  /** `fn` given a fresh database, dropped when it is done. */
+  const onFresh = async (fn) => {
     const db = await database();
-    databases.push(db);
-    if (!db.url) throw new Error('bench-pipeline needs PostgreSQL: local 127.0.0.1:5432 (user postgres) or BENCH_DATABASE_URL');
-    return db;
+    try {
+      if (!db.url) throw new Error('bench-pipeline needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+      return await fn(db);
+    } finally {
+      await db.drop();
+    }
   };
-  let ok = true;
+  const x = (value) => `${value.toFixed(2)}x`;
+  const share = (value) => `${(100 * value).toFixed(0)}%`;
+  const perSecond = (value) => `${value.toFixed(1)}/s`;
+  const tasksPerSecond = (value) => `${value.toFixed(2)} tasks/s`;
   let services;
   try {
     services = await productionServices();
-    console.log(`database: local PostgreSQL, a fresh database per section; ${services.statement}; server pool ${SERVER_POOL_SIZE} (DATABASE_POOL_SIZE default)`);
-    const before = await benchBaseline(await fresh(), 'run before A');
-    const a = await benchCreations(await fresh(), work, services);
-    const b = await benchBaseline(await fresh(), 'run after A', a, before);
-    const c = await benchCheckins(await fresh(), work, services);
-    ok = before.ok && a.ok && b.ok && c.ok;
+    premises(
+      services.statement, `PostgreSQL (local, a fresh database per run; server pool ${SERVER_POOL_SIZE}, the DATABASE_POOL_SIZE default)`,
+      `consumer: ${allInOneConsumer(maxConcurrent)}${agentKind === 'node' ? ` (${BENCH_AGENT_IMAGE} -> ${AGENT_COMMAND.join(' ')})` : ''}`,
+      `${rounds} runs per section, each between two baseline runs`,
+    );
+
+    // A, with B interleaved: B, A, B, A, ..., B.
+    console.log(`A. controller task creations: ${creates} POST /api/v1/tasks/ per run (inline brief, runtime local, image ${BENCH_AGENT_IMAGE}), ${clients} keep-alive clients, after ${warmup} warm-up requests;`);
+    console.log(`   the server's dispatcher consumes while they go on: each task is stored, dispatched, its brief written to S3 and its agent run`);
+    console.log(`B. baseline: a bare node:http server in a child process: parse the JSON body, timingSafeEqual on the token, INSERT one row (uuid, jsonb, created_at) through pg (pool ${SERVER_POOL_SIZE}), 201 with its id; the same load`);
+    const ab = await interleaved(
+      rounds,
+      () => onFresh((db) => benchBaseline(db)),
+      (round) => onFresh((db) => benchCreations(db, path.join(work, `creations-${round}`), services)),
+    );
+    const aShares = ab.ratios((run) => run.rate);
+    const aP50Ratios = ab.ratios((run) => run.p50);
+    const aStatuses = mergeStatuses(...ab.runs.map((run) => run.statuses));
+    console.log(`A. over ${rounds} runs: ${spread(ab.runs.map((run) => run.rate), perSecond)}; p50 ${spread(ab.runs.map((run) => run.p50), ms)}; p99 ${spread(ab.runs.map((run) => run.p99), ms)}`);
+    console.log(`   answers: ${tally(aStatuses)}; task status in the 201s: ${tally(mergeStatuses(...ab.runs.map((run) => run.taskStatuses))) || 'none'}`);
+    console.log(`B. over ${rounds + 1} runs: ${spread(ab.baselines.map((run) => run.rate), perSecond)}; p50 ${spread(ab.baselines.map((run) => run.p50), ms)}`);
+    console.log(`   A over the mean of the B runs before and after it: throughput ${spread(aShares, share)}; p50 ${spread(aP50Ratios, x)}  (target: >= 300/s, p50 < 30 ms)`);
+    const aOk = requireStatuses('A. task creations', aStatuses, [201]) & requireStatuses('B. baseline', mergeStatuses(...ab.baselines.map((run) => run.statuses)), [201]);
+    const aRate = medianOf(ab.runs, (run) => run.rate);
+    const aP50 = medianOf(ab.runs, (run) => run.p50);
+    emitFigure({
+      figure: 'pipeline A. task creations, dispatcher consuming', value: `${perSecond(aRate)}, p50 ${ms(aP50)}`,
+      baseline: `${perSecond(medianOf(ab.baselines, (run) => run.rate))} bare insert`, ratio: share(median(aShares)),
+      target: '>= 300/s, p50 < 30 ms', met: Boolean(aOk) && aRate >= 300 && aP50 < 30,
+    });
+
+    // C, with its floor interleaved: floor, C, floor, C, ..., floor.
+    console.log(`C. POST to agent check-in: ${taskCount} tasks per run of image ${BENCH_AGENT_IMAGE} -> ${AGENT_COMMAND.join(' ')} (a process per task: check in, report the time, check back completed, exit),`);
+    console.log(`   POSTs sent at a steady ${taskRate}/s, MAX_CONCURRENT_TASKS=${maxConcurrent}, every task waited for until final (at most ${waitSeconds} s)`);
+    console.log(`   floor: the same agent spawned bare at ${taskRate}/s, ${taskCount} per run, checking in and back at a server that answers at once and stores nothing`);
+    const c = await interleaved(
+      rounds,
+      () => bareSpawnFloor(taskCount),
+      (round) => onFresh((db) => benchCheckins(db, path.join(work, `checkins-${round}`), services)),
+    );
+    const cShares = c.ratios((run) => run.rate);
+    const cP50Ratios = c.ratios((run) => run.checkinP50);
+    const cCreated = mergeStatuses(...c.runs.map((run) => run.created.statuses));
+    const cFinal = mergeStatuses(...c.runs.map((run) => run.byStatus));
+    console.log(`C. over ${rounds} runs: ${spread(c.runs.map((run) => run.rate), tasksPerSecond)} (first POST to last task final, completed ones)`);
+    console.log(`   POST -> check-in answered: p50 ${spread(c.runs.map((run) => run.checkinP50), ms)}; p99 ${spread(c.runs.map((run) => run.checkinP99), ms)}`);
+    console.log(`   POST -> closed at the controller (its finished_at): p50 ${spread(c.runs.map((run) => run.closedP50), ms)}; p99 ${spread(c.runs.map((run) => run.closedP99), ms)}`);
+    console.log(`   creations under that load: ${spread(c.runs.map((run) => run.created.rate), perSecond)} (paced at ${taskRate}/s); answers: ${tally(cCreated)}; at the controller: ${tally(cFinal)}`);
+    console.log(`   floor over ${rounds + 1} runs: ${spread(c.baselines.map((run) => run.rate), tasksPerSecond)}; spawn -> check-in p50 ${spread(c.baselines.map((run) => run.checkinP50), ms)}; bare agents' exit codes: ${tally(mergeStatuses(...c.baselines.map((run) => run.exits)))}`);
+    console.log(`   C over the mean of the floor runs before and after it: tasks/s ${spread(cShares, share)} (target >= 60%); check-in p50 ${spread(cP50Ratios, x)} (target <= 1.5x)`);
+    const cOk = requireStatuses('C. task creations', cCreated, [201]) & requireStatuses('C. final task statuses', cFinal, ['completed'])
+      & requireStatuses('C. bare agents (exit code)', mergeStatuses(...c.baselines.map((run) => run.exits)), [0])
+      & requireStatuses('C. floor check-ins', mergeStatuses(...c.baselines.map((run) => run.checkedIn)), ['checked in']);
+    emitFigure({
+      figure: 'pipeline C. tasks end to end (POST to final)', value: tasksPerSecond(medianOf(c.runs, (run) => run.rate)),
+      baseline: `${tasksPerSecond(medianOf(c.baselines, (run) => run.rate))} bare spawns`, ratio: share(median(cShares)),
+      target: '>= 60% of the floor; every task completed', met: Boolean(cOk) && median(cShares) >= 0.6,
+    });
+    emitFigure({
+      figure: 'pipeline C. POST to agent check-in p50', value: ms(medianOf(c.runs, (run) => run.checkinP50)),
+      baseline: `${ms(medianOf(c.baselines, (run) => run.checkinP50))} bare spawn`, ratio: x(median(cP50Ratios)),
+      target: '<= 1.5x the floor', met: Boolean(cOk) && median(cP50Ratios) <= 1.5,
+    });
     const mib = (value) => (value === undefined ? 'n/a' : `${value.toFixed(0)} MiB`);
-    console.log(`D. peak RSS: all-in-one server in A ${mib(peaks.controller)}; baseline server (B) ${mib(peaks.baseline)}; all-in-one server (C) ${mib(peaks.all)} (agents are processes of their own, not counted)`);
+    console.log(`D. peak RSS over the runs: all-in-one server in A ${mib(peaks.controller)}; baseline server (B) ${mib(peaks.baseline)}; all-in-one server in C ${mib(peaks.all)} (agents are processes of their own, not counted)`);
   } finally {
     await services?.stop();
-    for (const db of databases) await db.drop();
     rmSync(work, { recursive: true, force: true });
   }
-  if (!ok) {
-    console.error('bench-pipeline: some requests or tasks did not succeed (see above)');
-    process.exitCode = 1;
-  }
+  if (process.exitCode) console.error('bench-pipeline: some requests or tasks did not succeed (see above)');
 }
 
 runBenchScript(main, baselineServer);
