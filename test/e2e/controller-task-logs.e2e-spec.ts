@@ -1,3 +1,5 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client } from 'pg';
 import { createTask, getTask, operator } from '../harness/controller-tasks';
 import { http } from '../harness/http';
 import { RoleProcess } from '../harness/role-process';
@@ -43,6 +45,34 @@ describe('task logs through the controller', () => {
     expect(body).toContain('sleeping 3 s');
     expect(body).toContain('completed');
     await completed(guid);
+  });
+
+  it('waits on a pending task that names a dispatcher which has not taken it', async () => {
+    const guid = (await createTask(system, { dispatcher: 'not-there', brief: { prompt: 'held' } })).body.guid as string;
+    const db = new Client({ connectionString: system.config.databaseUrl! });
+    await db.connect();
+    try {
+      // Pending with a dispatcher named but not taken by it: as between a claim and the dispatcher's
+      // answer, or between attempts (the last attempt's dispatcher, the next one an hour away).
+      const named = await db.query(
+        `UPDATE controller.tasks SET dispatcher_guid = (SELECT guid FROM controller.dispatchers ORDER BY created_at LIMIT 1),
+           next_dispatch_at = now() + interval '1 hour' WHERE guid = $1 AND status = 'pending' RETURNING dispatcher_guid`,
+        [guid],
+      );
+      expect(named.rows[0]?.dispatcher_guid).toEqual(expect.any(String));
+    } finally {
+      await db.end();
+    }
+    const now = await logs(guid);
+    expect(now.status).toBe(200);
+    expect(now.text).toBe('');
+    const abort = new AbortController();
+    const response = await fetch(`${system.controllerUrl}/api/v1/tasks/${guid}/logs/?follow=true`, { headers: operator(system), signal: abort.signal });
+    expect(response.status).toBe(200);
+    const first = response.body!.getReader().read().then((chunk) => (chunk.done ? 'ended' : 'output'), () => 'aborted');
+    const seen = await Promise.race([first, sleep(2500).then(() => 'still waiting')]);
+    abort.abort();
+    expect(seen).toBe('still waiting');
   });
 
   it('serves the logs after the dispatcher that ran the task is gone', async () => {

@@ -48,7 +48,9 @@ export class TaskLogsService {
 
   private async *followTask(initial: Task, tail: number | undefined, signal: AbortSignal): AsyncGenerator<string> {
     let task = initial;
-    while (!isFinal(task.status) && !task.dispatcherGuid) {
+    // A pending task may carry the dispatcher its claim reserved (or its last attempt's) before
+    // any dispatcher has taken this attempt: it has no output anywhere yet.
+    while (task.status === 'pending') {
       await sleep(WAIT_FOR_DISPATCH_MS, undefined, { signal });
       task = await this.tasks.get(task.guid);
     }
@@ -75,6 +77,7 @@ export class TaskLogsService {
 
   /** Pending: no output yet. Running: the dispatcher's answer (503 when it cannot be reached). */
   private async fromDispatcher(task: Task, tail?: number): Promise<string> {
+    if (task.status === 'pending') return '';
     const dispatcher = await this.dispatchers.findByGuid(task.dispatcherGuid);
     if (!dispatcher) return '';
     try {
