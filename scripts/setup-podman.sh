@@ -91,7 +91,9 @@ start_service() {
   fi
   rm -f "$socket"
   say "starting podman system service on $socket (log: $dir/service.log)"
-  nohup podman system service --time=0 "unix://$socket" >"$dir/service.log" 2>&1 &
+  # Started from its own folder: conmon inherits the service's working directory, and a
+  # checkout removed while the service runs would fail every later container start.
+  (cd "$dir" && exec nohup podman system service --time=0 "unix://$socket" >"$dir/service.log" 2>&1) &
   echo $! > "$dir/service.pid"
   tries=0
   until service_answers; do
