@@ -8,6 +8,7 @@ import { DatabaseModule } from '../shared/database/database.module';
 import { MetricsModule } from '../shared/metrics/metrics.module';
 import { HotRoute } from '../shared/http/hot-routes';
 import { StorageModule } from '../shared/storage/storage.module';
+import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { ControllerRetention } from './controller-retention';
 import { DispatchersModule } from './dispatchers/dispatchers.module';
@@ -29,7 +30,7 @@ import { WorkflowsModule } from './workflows/workflows.module';
  * routes in the order they were registered, which is this order: the two that take the
  * most requests (webhook ingest, task callbacks and progress) come first.
  */
-export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule, SchedulesModule, SubscriptionsModule];
+export const CONTROLLER_FEATURES: Type[] = [WebhooksModule, TasksModule, AuthModule, OAuthModule, HealthModule, DispatchersModule, SkillsModule, WorkflowsModule, EventsModule, SchedulesModule, SubscriptionsModule, AuditModule];
 
 /** The providers of the controller's hot routes (see `mountHotRoutes`), webhook ingest first. */
 export const CONTROLLER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [WebhookHotRoutes, TaskHotRoutes];

@@ -1,6 +1,7 @@
 import {
   anyObject, bool, integer, list, nullableInteger, nullableText, nullableTime, page, record, ref, SchemaObject, stringMap, text, time, uuid,
 } from '../shared/http/openapi-schema';
+import { AUDIT_SCHEMAS } from './audit/audit.openapi';
 import { SCOPES } from './auth/scopes';
 import { RETRY_REASONS } from './scheduling/retry-policy';
 import { SUBSCRIPTION_SCHEMAS } from './subscriptions/subscriptions.openapi';
@@ -210,4 +211,5 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
   WebhookChallenge: record({ challenge: text({ description: 'The chat url_verification challenge, echoed' }) }),
   DeliveryReplay: record({ status: text({ enum: ['ok', 'ignored'] }), routed_to: nullableText(), task_guid: uuid(), delivery: uuid() }, ['task_guid']),
   ...SUBSCRIPTION_SCHEMAS,
+  ...AUDIT_SCHEMAS,
 };

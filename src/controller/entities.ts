@@ -1,3 +1,4 @@
+import { AuditEntry } from './audit/audit.entity';
 import { OperatorToken } from './auth/operator-token.entity';
 import { Dispatcher } from './dispatchers/dispatchers.entity';
 import { TaskEvent } from './events/events.entity';
@@ -29,4 +30,5 @@ export const CONTROLLER_ENTITIES: Function[] = [
   TaskAttempt,
   Subscription,
   SubscriptionDelivery,
+  AuditEntry,
 ];

@@ -1,3 +1,4 @@
+import { AuditRepository } from '../../src/controller/audit/audit.repository';
 import { EventsRepository } from '../../src/controller/events/events.repository';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -13,7 +14,7 @@ import { OBJECT_STORAGE, ObjectStorage } from '../../src/shared/storage/object-s
 import { startTestSystem, TestSystem } from '../harness/system';
 
 /**
- * TASK_RETENTION_DAYS (30) and DELIVERY_RETENTION_DAYS (14) on both roles, on the real
+ * TASK_RETENTION_DAYS (30), DELIVERY_RETENTION_DAYS (14) and AUDIT_RETENTION_DAYS (365) on both roles, on the real
  * PostgreSQL and the S3 server: what goes, what stays, replicas sweeping at once, and 0.
  */
 describe('retention', () => {
@@ -154,6 +155,22 @@ describe('retention', () => {
     expect(left.n).toBe(0);
   });
 
+  it('deletes audit rows past AUDIT_RETENTION_DAYS (365) and keeps younger ones', async () => {
+    const audit = async (daysOld: number) => {
+      const [row] = await db.query(
+        `INSERT INTO "controller"."audit_entries" (at, actor_kind, actor_id, actor_name, action, resource_type, outcome, status_code)
+         VALUES ($1, 'operator', 'x', 'retention', 'tasks.cancel', 'task', 'succeeded', 200) RETURNING id`,
+        [daysAgo(daysOld)],
+      );
+      return row.id as string;
+    };
+    const [old, young] = [await audit(366), await audit(364)];
+    const swept = await system.controller!.get(ControllerRetention).sweepAll();
+    expect(swept.get('audit entries')).toBeGreaterThanOrEqual(1);
+    expect(await exists('"controller"."audit_entries"', 'id', old)).toBe(false);
+    expect(await exists('"controller"."audit_entries"', 'id', young)).toBe(true);
+  });
+
   it('keeps everything when the settings are 0', async () => {
     const old = await controllerTask({ status: 'completed', finishedDaysAgo: 400 });
     const keepAll = new ControllerRetention(
@@ -161,8 +178,9 @@ describe('retention', () => {
       system.controller!.get(DeliveryLedger),
       system.controller!.get(EventsRepository),
       storage,
-      { ...system.config, taskRetentionDays: 0, deliveryRetentionDays: 0 },
+      { ...system.config, taskRetentionDays: 0, deliveryRetentionDays: 0, auditRetentionDays: 0 },
       system.controller!.get(SubscriptionOutbox),
+      system.controller!.get(AuditRepository),
     );
     // Events are a bounded window whatever the task settings: only they are swept.
     expect([...(await keepAll.sweepAll()).keys()]).toEqual(['events']);

@@ -677,6 +677,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit trail, newest first: who changed what, when, from where, and the outcome */
+        get: operations["audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1701,6 +1718,41 @@ export interface components {
         };
         SubscriptionReplay: {
             replayed: number;
+        };
+        AuditEntry: {
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            at: string;
+            actor: {
+                /** @enum {string} */
+                kind: "operator" | "oauth_client";
+                /** @description The operator token's name, or the OAuth client's client_id */
+                name: string;
+            };
+            /** @description The OpenAPI operation id, dotted: tasks.cancel, oauth.createClient, ... */
+            action: string;
+            /** @description task, workflow, subscription, skill, dispatcher, oauth_client, webhook_delivery */
+            resource_type: string;
+            /** @description From the path, or the answer of a creation; null when neither names it */
+            resource_id: string | null;
+            /** @enum {string} */
+            outcome: "succeeded" | "refused" | "failed";
+            /** @description The caller's address, through TRUST_PROXY */
+            remote_addr: string | null;
+            /** @description status_code; names and ids only, never a value from the body: fields (the body's field names), params (other path parameters), result_id (what the answer created), error (the refusal's code) */
+            details: {
+                [key: string]: unknown;
+            };
+        };
+        AuditPage: {
+            count: number;
+            count_estimated: boolean;
+            /** Format: uri */
+            next: string | null;
+            /** Format: uri */
+            previous: string | null;
+            results: components["schemas"]["AuditEntry"][];
         };
     };
     responses: never;
@@ -6202,6 +6254,100 @@ export interface operations {
             };
             /** @description unsupported_media_type: a body of a type this endpoint does not read */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description throttled: too many failed authentications from this address */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+        };
+    };
+    audit_list: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                /** @description Opaque: copied from a page's next or previous link */
+                cursor?: string;
+                /** @description Count every matching row; by default a count past 10000 is the database's estimate (count_estimated: true) */
+                count?: "exact";
+                /** @description The actor's name: an operator token's name or an OAuth client's client_id */
+                actor?: string;
+                /** @description The OpenAPI operation id, dotted */
+                action?: string;
+                resource_type?: string;
+                /** @description A task guid, workflow id, skill or dispatcher slug, client_id, ... */
+                resource_id?: string;
+                /** @description Only rows recorded at or after this time */
+                since?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit rows */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description invalid or parse_error: a field is missing, of the wrong type or out of range, or the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description not_authenticated or authentication_failed */
+            401: {
+                headers: {
+                    /** @description The scheme(s) to authenticate with */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControllerError"];
+                };
+            };
+            /** @description permission_denied: needs an operator token (an OAuth access token is refused) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

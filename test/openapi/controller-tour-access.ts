@@ -3,7 +3,7 @@ import { ControllerClient } from './clients';
 import { basic, expectStatus, form, FORM } from './tour';
 
 /**
- * Every probe, auth, OAuth and dispatcher operation of the controller through the typed
+ * Every probe, auth, OAuth, dispatcher and audit operation of the controller through the typed
  * client: each success and the refusals the contract names. Answers the bearer header of a
  * client holding `tasks:read` only, for the other tour's 403s.
  */
@@ -41,6 +41,9 @@ export async function accessTour(client: ControllerClient, operator: Record<stri
   expectStatus(await client.DELETE('/api/v1/oauth/clients/{clientId}', doomedPath), 404);
 
   await dispatchersTour(client, operator, bearer);
+  expectStatus(await client.GET('/api/v1/audit', { headers: operator, params: { query: { action: 'oauth.createClient', limit: 5 } } }), 200);
+  expectStatus(await client.GET('/api/v1/audit', { headers: operator, params: { query: { since: 'yesterday' } } }), 400);
+  expectStatus(await client.GET('/api/v1/audit', { headers: bearer }), 403);
   return bearer;
 }
 

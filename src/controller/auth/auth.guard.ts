@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { runStrategy } from '../../shared/auth/passport-strategy';
+import { AuditTrail } from '../audit/audit-trail';
 import { AuthService, parseAuthorization } from './auth.service';
 import { OAuthBearerStrategy } from './oauth-bearer.strategy';
 import { OperatorTokenStrategy } from './operator-token.strategy';
@@ -26,6 +27,7 @@ export class OperatorOrClientGuard implements CanActivate {
     private readonly auth: AuthService,
     private readonly operatorToken: OperatorTokenStrategy,
     private readonly oauthBearer: OAuthBearerStrategy,
+    private readonly audit: AuditTrail,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -40,7 +42,13 @@ export class OperatorOrClientGuard implements CanActivate {
     const strategy = credentials.scheme === 'token' ? this.operatorToken : this.oauthBearer;
     const { user } = await runStrategy<Principal>(strategy, request, context.switchToHttp().getResponse<Response>());
     if (!user) throw await this.auth.refusal(credentials.scheme, request.ip ?? 'unknown');
-    this.auth.authorize(user, requirement);
+    try {
+      this.auth.authorize(user, requirement);
+    } catch (refusal) {
+      // The caller is known: an audited endpoint keeps its refusal (no interceptor runs after a guard refuses).
+      await this.audit.refused(context, user, refusal);
+      throw refusal;
+    }
     request.principal = user;
     return true;
   }

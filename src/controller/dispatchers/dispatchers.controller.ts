@@ -4,8 +4,10 @@ import { Answers, Refuses } from '../../shared/http/openapi-decorators';
 import { CurrentPrincipal, OperatorOnly, OperatorOrScope, Principal } from '../auth/auth.decorators';
 import { DispatcherCheckinDto, DispatcherHeartbeatDto, DispatcherRebindDto } from './dispatchers.dto';
 import { DispatchersService, DispatcherView } from './dispatchers.service';
+import { AuditResource } from '../audit/audit.decorators';
 
 @ApiTags('dispatchers')
+@AuditResource('dispatcher', { param: 'slug', answer: 'dispatcher_slug' })
 @Controller('api/v1/dispatchers')
 export class DispatchersController {
   constructor(private readonly dispatchers: DispatchersService) {}

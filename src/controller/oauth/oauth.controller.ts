@@ -9,8 +9,10 @@ import { OAuthErrorFilter } from './oauth-error.filter';
 import { OAuthTokensService } from './oauth-tokens.service';
 import { CreatedOAuthClientView, CreateOAuthClientDto, OAuthClientView, TokenResponse } from './oauth.dto';
 import { parseTokenRequest } from './token-request';
+import { AuditResource } from '../audit/audit.decorators';
 
 @ApiTags('oauth')
+@AuditResource('oauth_client', { param: 'clientId', answer: 'client_id' })
 @Controller('api/v1/oauth')
 export class OAuthController {
   constructor(

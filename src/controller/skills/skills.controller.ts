@@ -7,9 +7,11 @@ import { OperatorOrScope } from '../auth/auth.decorators';
 import { PackageUploadInterceptor, ReceivedPackage, UploadedPackage } from './package-upload';
 import { CreateSkillDto, DownloadQuery, ListSkillsQuery, SkillView, SkillVersionView, UploadResultView } from './skills.dto';
 import { SkillsService } from './skills.service';
+import { AuditResource } from '../audit/audit.decorators';
 
 /** Skills and their versioned zip packages (CONTRACT "Skills"). */
 @ApiTags('skills')
+@AuditResource('skill', { param: 'slug', answer: 'slug' })
 @Controller('api/v1/skills')
 export class SkillsController {
   private readonly logger = new Logger(SkillsController.name);

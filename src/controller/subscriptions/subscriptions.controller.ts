@@ -7,10 +7,12 @@ import { CurrentPrincipal, OperatorOrScope, Principal } from '../auth/auth.decor
 import { SubscriptionDeliveryService } from './subscription-delivery.service';
 import { CreateSubscriptionDto, ListDeliveriesQueryDto, ReplaySinceDto, UpdateSubscriptionDto } from './subscriptions.dto';
 import { SubscriptionsService } from './subscriptions.service';
+import { AuditResource } from '../audit/audit.decorators';
 
 const NOT_FOUND = { 404: 'not_found: no such subscription (or not this client\'s)' };
 
 @ApiTags('subscriptions')
+@AuditResource('subscription', { param: 'id', answer: 'id' })
 @Controller('api/v1/subscriptions')
 export class SubscriptionsController {
   constructor(

@@ -16,8 +16,10 @@ import { TaskLogsService } from './task-logs.service';
 import { ListTasksQueryDto, TaskCallbackDto, TaskLogsQueryDto, TaskProgressDto, TaskTemplateDto } from './tasks.dto';
 import { TasksService } from './tasks.service';
 import { TaskAttemptsService } from '../scheduling/task-attempts.service';
+import { AuditResource } from '../audit/audit.decorators';
 
 @ApiTags('tasks')
+@AuditResource('task', { param: 'guid', answer: 'guid' })
 @Controller('api/v1/tasks')
 export class TasksController {
   constructor(

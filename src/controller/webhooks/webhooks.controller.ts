@@ -9,8 +9,10 @@ import { CurrentPrincipal, OperatorOnly, OperatorOrScope, Principal } from '../a
 import { DeliveriesService } from './deliveries.service';
 import { ListDeliveriesQueryDto } from './webhooks.dto';
 import { WebhooksService } from './webhooks.service';
+import { AuditResource } from '../audit/audit.decorators';
 
 @ApiTags('webhooks')
+@AuditResource('webhook_delivery', { param: 'id', answer: 'delivery' })
 @Controller('api/v1/webhooks')
 export class WebhooksController {
   constructor(

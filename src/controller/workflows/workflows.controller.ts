@@ -7,8 +7,10 @@ import { OperatorOrScope } from '../auth/auth.decorators';
 import { WorkflowRunsService } from './workflow-runs.service';
 import { CreateWorkflowDto, WorkflowBodyDto } from './workflows.dto';
 import { toWorkflowView, WorkflowsService, WorkflowView } from './workflows.service';
+import { AuditResource } from '../audit/audit.decorators';
 
 @ApiTags('workflows')
+@AuditResource('workflow', { param: 'id', answer: 'id' })
 @Controller('api/v1/workflows')
 export class WorkflowsController {
   constructor(

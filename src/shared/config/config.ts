@@ -75,6 +75,8 @@ export interface AppConfig {
   deliveryRetentionDays: number;
   /** How long task and dispatcher events are kept for `GET /api/v1/events/` to resume from (`Last-Event-ID`). */
   eventRetentionHours: number;
+  /** Audit rows are deleted this long after they were written; 0 keeps them. */
+  auditRetentionDays: number;
   /** Outbound event delivery: SUBSCRIPTION_ALLOWED_CIDRS, SUBSCRIPTION_RETRY_SCHEDULE, SUBSCRIPTION_CONCURRENCY_PER_ENDPOINT. */
   subscriptions: SubscriptionSettings;
 
@@ -242,6 +244,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     taskRetentionDays: r.int('TASK_RETENTION_DAYS', 30, 0, 36500),
     deliveryRetentionDays: r.int('DELIVERY_RETENTION_DAYS', 14, 0, 36500),
     eventRetentionHours: r.int('EVENT_RETENTION_HOURS', 24, 1, 8760),
+    auditRetentionDays: r.int('AUDIT_RETENTION_DAYS', 365, 0, 36500),
     subscriptions: readSubscriptionSettings(r),
 
     apiKey: r.string('API_KEY', ''),

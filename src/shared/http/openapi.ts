@@ -8,6 +8,11 @@ export type DocumentRole = 'controller' | 'dispatcher';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 
+/** An endpoint's operation id in the document: `tasks_cancel` for `TasksController.cancel`. */
+export function operationIdOf(controllerKey: string, methodKey: string): string {
+  return `${controllerKey.replace(/Controller$/, '').toLowerCase()}_${methodKey}`;
+}
+
 /**
  * The role's OpenAPI document, as served at /api/docs/openapi.json and as CI lints it
  * (`scripts/check-openapi.mjs`). Decorators on each endpoint name its success answers, its
@@ -16,7 +21,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as 
  */
 export function buildOpenApiDocument(app: INestApplication, role: DocumentRole, config: AppConfig, schemas: Record<string, SchemaObject>): OpenAPIObject {
   const document = SwaggerModule.createDocument(app, documentBuilder(role, config).build(), {
-    operationIdFactory: (controllerKey, methodKey) => `${controllerKey.replace(/Controller$/, '').toLowerCase()}_${methodKey}`,
+    operationIdFactory: operationIdOf,
   });
   const errors = role === 'controller' ? ['ControllerError', 'OAuthError'] : ['DispatcherError'];
   const errorSchemas = Object.fromEntries(errors.map((name) => [name, ERROR_SCHEMAS[name]]));
