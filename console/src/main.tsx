@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { Credential, loadCredential, saveCredential } from './api';
+import { Audit } from './pages/Audit';
 import { DeadLetters } from './pages/DeadLetters';
 import { Deliveries } from './pages/Deliveries';
 import { Dispatchers } from './pages/Dispatchers';
@@ -20,6 +21,7 @@ const PAGES = [
   { path: 'deliveries', title: 'Webhook deliveries' },
   { path: 'skills', title: 'Skills' },
   { path: 'subscriptions', title: 'Subscriptions' },
+  { path: 'audit', title: 'Audit trail' },
 ];
 
 /** `#/tasks/<guid>` → ['tasks', '<guid>']: hash routes need nothing from the server. */
@@ -66,6 +68,7 @@ function App() {
         {page === 'deliveries' && <Deliveries credential={credential} />}
         {page === 'skills' && <Skills credential={credential} selected={id} />}
         {page === 'subscriptions' && <Subscriptions credential={credential} selected={id} />}
+        {page === 'audit' && <Audit credential={credential} />}
       </main>
     </>
   );
