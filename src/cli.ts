@@ -1,7 +1,10 @@
 import 'reflect-metadata';
+import { userInfo } from 'node:os';
 import { DataSource } from 'typeorm';
 import { cliProgram, EXIT_USAGE, runCli } from './cli/cli-program';
 import { isCommandError, Output, runTokenCommand, TokenCommand } from './cli/operator-token-commands';
+import { AuditEntry } from './controller/audit/audit.entity';
+import { AuditRepository } from './controller/audit/audit.repository';
 import { OperatorToken } from './controller/auth/operator-token.entity';
 import { OperatorTokensService } from './controller/auth/operator-tokens.service';
 import { AppConfig, ConfigError, loadConfig } from './shared/config/config';
@@ -29,7 +32,11 @@ async function main(argv: string[]): Promise<number> {
 async function runToken(command: TokenCommand): Promise<void> {
   const database = await openDatabase(readConfig());
   try {
-    await runTokenCommand(command, new OperatorTokensService(database.source.getRepository(OperatorToken)), output);
+    const trail = new AuditRepository(database.source.getRepository(AuditEntry));
+    await runTokenCommand(command, new OperatorTokensService(database.source.getRepository(OperatorToken)), output, (action, token) => trail.insert({
+      actorKind: 'operator', actorId: 'cli', actorName: `cli:${userInfo().username}`, action: `cli.token${action === 'create' ? 'Create' : 'Revoke'}`,
+      resourceType: 'operator_token', resourceId: token.id, outcome: 'succeeded', statusCode: null, remoteAddr: null, details: { name: token.name },
+    }));
   } finally {
     await database.close();
   }

@@ -12,11 +12,15 @@ export type TokenCommand =
   | { action: 'list'; json: boolean }
   | { action: 'revoke'; target: string };
 
+/** Records a change the CLI made in the audit trail (the HTTP API records its own). */
+export type TokenAudit = (action: 'create' | 'revoke', token: OperatorToken) => Promise<void>;
+
 /** Runs a token command: operator tokens for `Authorization: Token <token>`. */
-export async function runTokenCommand(command: TokenCommand, tokens: OperatorTokensService, output: Output): Promise<void> {
+export async function runTokenCommand(command: TokenCommand, tokens: OperatorTokensService, output: Output, audit: TokenAudit): Promise<void> {
   switch (command.action) {
     case 'create': {
       const { token, record } = await tokens.create(command.name);
+      await audit('create', record);
       output.err(`Created operator token "${record.name}" (id ${record.id}). It is shown only this once; keep it secret:`);
       output.out(token);
       return;
@@ -28,6 +32,7 @@ export async function runTokenCommand(command: TokenCommand, tokens: OperatorTok
     }
     case 'revoke': {
       const record = await tokens.revoke(command.target);
+      await audit('revoke', record);
       output.out(`Revoked operator token "${record.name}" (id ${record.id}).`);
       return;
     }

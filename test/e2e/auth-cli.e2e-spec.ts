@@ -98,6 +98,13 @@ describe('operator token CLI against PostgreSQL (DATABASE_URL)', () => {
     const listed = JSON.parse((await cli(['token', 'list', '--json'], env)).stdout) as Array<Record<string, unknown>>;
     expect(listed.find((item) => item.name === 'carol')).toMatchObject({ revoked: true, revoked_at: expect.any(String) });
     expect(Object.keys(listed[0]).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name', 'revoked', 'revoked_at']);
+
+    const trail = await http('GET', `${system.controllerUrl}/api/v1/audit/?resource_id=${daveId}`, { headers: { authorization: `Token ${system.apiToken}` } });
+    expect(trail.body.results.map((row: { action: string; actor: unknown; details: unknown }) => [row.action, row.actor, row.details])).toEqual([
+      ['cli.tokenRevoke', { kind: 'operator', name: expect.stringMatching(/^cli:/) }, { name: 'dave' }],
+      ['cli.tokenCreate', { kind: 'operator', name: expect.stringMatching(/^cli:/) }, { name: 'dave' }],
+    ]);
+    expect(trail.text).not.toContain(dave);
   });
 
   it('says what is wrong: unknown token 1, bad usage 2', async () => {

@@ -21,7 +21,7 @@ export interface NewAuditEntry {
   resourceType: string;
   resourceId: string | null;
   outcome: AuditOutcome;
-  statusCode: number;
+  statusCode: number | null;
   remoteAddr: string | null;
   details: Record<string, unknown>;
 }

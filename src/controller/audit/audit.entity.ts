@@ -46,8 +46,9 @@ export class AuditEntry {
   @Column('text')
   outcome: AuditOutcome;
 
-  @Column({ name: 'status_code', type: 'integer' })
-  statusCode: number;
+  /** The answer's HTTP status; null for a CLI command. */
+  @Column({ name: 'status_code', type: 'integer', nullable: true })
+  statusCode: number | null;
 
   @Column({ name: 'remote_addr', type: 'text', nullable: true })
   remoteAddr: string | null;

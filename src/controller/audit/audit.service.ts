@@ -28,7 +28,7 @@ export function toAuditEntryView(row: AuditEntry): AuditEntryView {
     resource_id: row.resourceId,
     outcome: row.outcome,
     remote_addr: row.remoteAddr,
-    details: { status_code: row.statusCode, ...row.details },
+    details: row.statusCode === null ? row.details : { status_code: row.statusCode, ...row.details },
   };
 }
 

@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
  * The audit trail: one row per operator or OAuth client request that changes state,
- * refusals included. Listed newest first by `(at, id)`; each filter of the list has an
+ * refusals included, and the operator token commands of the CLI (no HTTP status). Listed newest first by `(at, id)`; each filter of the list has an
  * index in that order, so a filtered page is one bounded index walk.
  */
 export class CreateAuditTrail1790800000000 implements MigrationInterface {
@@ -19,7 +19,7 @@ export class CreateAuditTrail1790800000000 implements MigrationInterface {
       "resource_type" text NOT NULL,
       "resource_id" text,
       "outcome" text NOT NULL,
-      "status_code" integer NOT NULL,
+      "status_code" integer,
       "remote_addr" text,
       "details" jsonb NOT NULL DEFAULT '{}',
       CONSTRAINT "audit_entries_pkey" PRIMARY KEY ("id"),
