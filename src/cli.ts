@@ -33,10 +33,10 @@ async function runToken(command: TokenCommand): Promise<void> {
   const database = await openDatabase(readConfig());
   try {
     const trail = new AuditRepository(database.source.getRepository(AuditEntry));
-    await runTokenCommand(command, new OperatorTokensService(database.source.getRepository(OperatorToken)), output, (action, token) => trail.insert({
-      actorKind: 'operator', actorId: 'cli', actorName: `cli:${userInfo().username}`, action: `cli.token${action === 'create' ? 'Create' : 'Revoke'}`,
+    await runTokenCommand(command, new OperatorTokensService(database.source.getRepository(OperatorToken)), output, (action, token) => trail.insertMany([{
+      at: new Date().toISOString(), actorKind: 'operator', actorId: 'cli', actorName: `cli:${userInfo().username}`, action: `cli.token${action === 'create' ? 'Create' : 'Revoke'}`,
       resourceType: 'operator_token', resourceId: token.id, outcome: 'succeeded', statusCode: null, remoteAddr: null, details: { name: token.name },
-    }));
+    }]));
   } finally {
     await database.close();
   }

@@ -1,5 +1,5 @@
 import { Principal } from '../auth/principal';
-import { auditEntryOf, auditPlanOf, outcomeOf } from './audit-plan';
+import { auditEntryOf, auditPlanOf, auditTime, outcomeOf } from './audit-plan';
 
 const operator: Principal = { kind: 'operator', id: '00000000-0000-0000-0000-000000000000', name: 'API_TOKEN', scopes: [] };
 const client: Principal = { kind: 'client', id: 'c0ffee00-0000-4000-8000-000000000001', name: 'orchestrator', scopes: ['tasks:write'] };
@@ -53,5 +53,15 @@ describe('the row of a request', () => {
     const plan = auditPlanOf('POST', 'SubscriptionsController', 'replayDelivery', writes, { type: 'subscription', param: 'id', answer: 'id' })!;
     const row = auditEntryOf(plan, operator, request(undefined, { id: 'sub', deliveryId: 'del' }), 202, null, null);
     expect(row).toMatchObject({ action: 'subscriptions.replayDelivery', resourceId: 'sub', details: { params: { deliveryId: 'del' } } });
+  });
+});
+
+describe('the time of a row', () => {
+  it('is ISO 8601 at microseconds, rising within the process even within one microsecond', () => {
+    const times = Array.from({ length: 1000 }, auditTime);
+    expect(times[0]).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+    expect(Math.abs(new Date(times[0]).getTime() - Date.now())).toBeLessThan(1000);
+    expect([...times].sort()).toEqual(times);
+    expect(new Set(times).size).toBe(times.length);
   });
 });

@@ -1,25 +1,24 @@
-import { ExecutionContext, Injectable, Logger } from '@nestjs/common';
+import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { toErrorView } from '../../shared/errors/error-response';
 import { AUTH_REQUIREMENT, AuthenticatedRequest } from '../auth/auth.guard';
 import { AuthRequirement, Principal } from '../auth/principal';
 import { AUDIT_RESOURCE, AuditResourceOptions } from './audit.decorators';
 import { auditEntryOf, AuditPlan, auditPlanOf } from './audit-plan';
-import { AuditRepository } from './audit.repository';
+import { AuditWriter } from './audit-writer';
 
 /**
- * Writes the audit row of a state-changing request, from the route's metadata: the
- * interceptor calls it once the handler has answered or thrown, the auth guard when it
- * refuses a known caller the endpoint's scope. The row is stored before the answer leaves.
+ * Makes the audit row of a state-changing request from the route's metadata and hands it
+ * to the AuditWriter: the interceptor calls it once the handler has answered or thrown,
+ * the auth guard when it refuses a known caller the endpoint's scope.
  */
 @Injectable()
 export class AuditTrail {
-  private readonly logger = new Logger('AuditTrail');
   private readonly plans = new WeakMap<Function, AuditPlan | null>();
 
   constructor(
     private readonly reflector: Reflector,
-    private readonly entries: AuditRepository,
+    private readonly writer: AuditWriter,
   ) {}
 
   /** The endpoint's audit plan, or null when it is not audited; worked out once per handler. */
@@ -40,29 +39,24 @@ export class AuditTrail {
     return plan;
   }
 
-  async succeeded(plan: AuditPlan, request: AuthenticatedRequest, status: number, answer: unknown): Promise<void> {
-    if (request.principal) await this.write(plan, request.principal, request, status, answer, null);
+  succeeded(plan: AuditPlan, request: AuthenticatedRequest, status: number, answer: unknown): void {
+    if (request.principal) this.write(plan, request.principal, request, status, answer, null);
   }
 
-  async threw(plan: AuditPlan, request: AuthenticatedRequest, error: unknown, principal = request.principal): Promise<void> {
+  threw(plan: AuditPlan, request: AuthenticatedRequest, error: unknown, principal = request.principal): void {
     if (!principal) return;
     const view = toErrorView(error);
-    await this.write(plan, principal, request, view.status, undefined, view.code);
+    this.write(plan, principal, request, view.status, undefined, view.code);
   }
 
   /** The guard's refusal of a caller it knows (403): no interceptor runs after a guard refuses. */
-  async refused(context: ExecutionContext, principal: Principal, error: unknown): Promise<void> {
+  refused(context: ExecutionContext, principal: Principal, error: unknown): void {
     const plan = this.planFor(context);
-    if (plan) await this.threw(plan, context.switchToHttp().getRequest<AuthenticatedRequest>(), error, principal);
+    if (plan) this.threw(plan, context.switchToHttp().getRequest<AuthenticatedRequest>(), error, principal);
   }
 
-  private async write(plan: AuditPlan, principal: Principal, request: AuthenticatedRequest, status: number, answer: unknown, errorCode: string | null): Promise<void> {
-    const entry = auditEntryOf(plan, principal, { method: request.method, params: request.params as Record<string, string>, body: request.body, ip: request.ip }, status, answer, errorCode);
-    try {
-      await this.entries.insert(entry);
-    } catch (err) {
-      // The change itself is done; the caller is answered and the lost row is in the log.
-      this.logger.error({ err, audit: { ...entry, details: undefined } }, 'Audit row not stored');
-    }
+  private write(plan: AuditPlan, principal: Principal, request: AuthenticatedRequest, status: number, answer: unknown, errorCode: string | null): void {
+    const seen = { method: request.method, params: request.params as Record<string, string>, body: request.body, ip: request.ip };
+    this.writer.add(auditEntryOf(plan, principal, seen, status, answer, errorCode));
   }
 }

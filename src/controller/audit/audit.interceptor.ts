@@ -1,12 +1,12 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import type { Response } from 'express';
-import { catchError, from, mergeMap, Observable, throwError } from 'rxjs';
+import { Observable, tap } from 'rxjs';
 import { AuthenticatedRequest } from '../auth/auth.guard';
 import { AuditTrail } from './audit-trail';
 
 /**
- * Global: every controller endpoint passes here once its guards let the caller in, and an
- * audited one (see `auditPlanOf`) is answered only after its audit row is stored, for a
+ * Global: every controller endpoint passes here once its guards let the caller in; an
+ * audited one (see `auditPlanOf`) gets its row when its handler answers or throws, for a
  * success and for a refusal (validation, not found, conflict) alike.
  */
 @Injectable()
@@ -19,9 +19,9 @@ export class AuditInterceptor implements NestInterceptor {
     if (!plan) return next.handle();
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     const response = context.switchToHttp().getResponse<Response>();
-    return next.handle().pipe(
-      mergeMap((answer) => from(this.trail.succeeded(plan, request, response.statusCode, answer).then(() => answer))),
-      catchError((error: unknown) => from(this.trail.threw(plan, request, error)).pipe(mergeMap(() => throwError(() => error)))),
-    );
+    return next.handle().pipe(tap({
+      next: (answer) => this.trail.succeeded(plan, request, response.statusCode, answer),
+      error: (error: unknown) => this.trail.threw(plan, request, error),
+    }));
   }
 }

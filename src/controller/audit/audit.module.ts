@@ -7,6 +7,7 @@ import { AuditInterceptor } from './audit.interceptor';
 import { AuditRepository } from './audit.repository';
 import { AuditService } from './audit.service';
 import { AuditTrail } from './audit-trail';
+import { AuditWriter } from './audit-writer';
 
 /**
  * Global so the auth guard can record the refusals it makes; the interceptor is the
@@ -16,7 +17,7 @@ import { AuditTrail } from './audit-trail';
 @Module({
   imports: [TypeOrmModule.forFeature([AuditEntry])],
   controllers: [AuditController],
-  providers: [AuditRepository, AuditService, AuditTrail, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
+  providers: [AuditRepository, AuditService, AuditTrail, AuditWriter, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
   exports: [AuditTrail, AuditRepository],
 })
 export class AuditModule {}

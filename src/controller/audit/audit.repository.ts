@@ -14,19 +14,20 @@ export interface AuditFilters {
 }
 
 const INSERT = `INSERT INTO "controller"."audit_entries"
-  ("actor_kind", "actor_id", "actor_name", "action", "resource_type", "resource_id", "outcome", "status_code", "remote_addr", "details")
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`;
+  ("at", "actor_kind", "actor_id", "actor_name", "action", "resource_type", "resource_id", "outcome", "status_code", "remote_addr", "details")
+  SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::jsonb[])`;
 
 /** The audit rows: one statement per write, keyset pages by `(at, id)`, and the retention sweep. */
 @Injectable()
 export class AuditRepository {
   constructor(@InjectRepository(AuditEntry) private readonly entries: Repository<AuditEntry>) {}
 
-  /** One round trip, no transaction around it: the write sits on every audited request. */
-  async insert(entry: NewAuditEntry): Promise<void> {
+  /** Any number of rows in one statement (one round trip, no transaction around it). */
+  async insertMany(entries: NewAuditEntry[]): Promise<void> {
+    const column = <T>(pick: (entry: NewAuditEntry) => T): T[] => entries.map(pick);
     await this.entries.query(INSERT, [
-      entry.actorKind, entry.actorId, entry.actorName, entry.action, entry.resourceType, entry.resourceId,
-      entry.outcome, entry.statusCode, entry.remoteAddr, JSON.stringify(entry.details),
+      column((e) => e.at), column((e) => e.actorKind), column((e) => e.actorId), column((e) => e.actorName), column((e) => e.action), column((e) => e.resourceType),
+      column((e) => e.resourceId), column((e) => e.outcome), column((e) => e.statusCode), column((e) => e.remoteAddr), column((e) => JSON.stringify(e.details)),
     ]);
   }
 

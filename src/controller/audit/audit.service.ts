@@ -5,6 +5,7 @@ import { KeysetRequest } from '../../shared/database/keyset-page';
 import { CursorPage, toCursorPage } from '../../shared/http/page';
 import { AuditEntry } from './audit.entity';
 import { AuditFilters, AuditRepository } from './audit.repository';
+import { AuditWriter } from './audit-writer';
 
 export interface AuditEntryView {
   id: string;
@@ -36,10 +37,13 @@ export function toAuditEntryView(row: AuditEntry): AuditEntryView {
 export class AuditService {
   constructor(
     private readonly entries: AuditRepository,
+    private readonly writer: AuditWriter,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   async list(filters: AuditFilters, request: KeysetRequest): Promise<CursorPage<AuditEntryView>> {
+    // What this process has just recorded is in the list it answers.
+    await this.writer.idle();
     const page = await this.entries.list(filters, request);
     return toCursorPage(page, page.items.map(toAuditEntryView), request, { baseUrl: this.config.publicUrl, path: '/api/v1/audit/', query: { ...filters } });
   }

@@ -46,7 +46,7 @@ export class OperatorOrClientGuard implements CanActivate {
       this.auth.authorize(user, requirement);
     } catch (refusal) {
       // The caller is known: an audited endpoint keeps its refusal (no interceptor runs after a guard refuses).
-      await this.audit.refused(context, user, refusal);
+      this.audit.refused(context, user, refusal);
       throw refusal;
     }
     request.principal = user;
