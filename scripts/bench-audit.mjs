@@ -3,25 +3,37 @@
 // OAuth client (tasks:write), which now stores one audit row before it answers. Two
 // controllers (ROLE=controller, LOG_LEVEL=info, each on a fresh PostgreSQL database, the
 // same settings) run side by side: this checkout, and the baseline, the same server built
-// from the commit before the audit trail (BENCH_BASELINE_ROOT, a built checkout of it; see
-// docs/audit.md). Each run creates BENCH_TASKS tasks from BENCH_CONCURRENCY clients; runs
+// from the commit before the audit trail: BENCH_BASELINE_ROOT, a built checkout of it, else
+// one this script makes (`git archive` of the parent of the commit that added
+// src/controller/audit/audit.module.ts, built with tsc into a temporary folder). Each run creates BENCH_TASKS tasks from BENCH_CONCURRENCY clients; runs
 // alternate baseline, audited, baseline, ... BENCH_ROUNDS times, and each audited run's
 // ratio is over the mean of the baseline runs beside it. Every answer must be 201, and the
 // audited server must hold one `tasks.create` row per task. Needs local PostgreSQL;
 // `npm run build` first.
 //
 //   BENCH_BASELINE_ROOT=/tmp/audit-baseline BENCH_TASKS=400 BENCH_CONCURRENCY=8 BENCH_ROUNDS=3
-import { mkdtempSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, symlinkSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import {
-  bootServer, countStatus, database, emitFigure, freePort, interleaved, median, mergeStatuses, percentile, premises, requireStatuses, runBenchScript, secret, spread, tally,
+  bootServer, countStatus, database, emitFigure, freePort, interleaved, median, mergeStatuses, percentile, premises, requireStatuses, root, runBenchScript, secret, spread, tally,
 } from './bench-lib.mjs';
 
 const taskCount = Number(process.env.BENCH_TASKS ?? 400);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-const baselineRoot = process.env.BENCH_BASELINE_ROOT;
+
+/** A built checkout of the parent of the commit that brought the audit trail. */
+function buildBaseline() {
+  const git = (...args) => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+  const added = git('log', '--format=%H', '--diff-filter=A', '-1', '--', 'src/controller/audit/audit.module.ts');
+  const folder = mkdtempSync(path.join(tmpdir(), 'bench-audit-baseline-'));
+  execFileSync('sh', ['-c', `git archive ${added}^ | tar -x -C "${folder}"`], { cwd: root });
+  symlinkSync(path.join(root, 'node_modules'), path.join(folder, 'node_modules'));
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: folder, stdio: 'inherit' });
+  return { folder, commit: `${added.slice(0, 10)}^` };
+}
 const TASK = { agent_image: 'bench/checkin', runtime_target: { type: 'local', namespace: '' }, resources: { cpu: '100m', memory: '64Mi' }, timeout_seconds: 600, brief: { prompt: 'audit bench' } };
 
 async function bootController(serverRoot) {
@@ -70,14 +82,15 @@ async function auditRows(target) {
 }
 
 async function main() {
-  if (!baselineRoot) throw new Error('BENCH_BASELINE_ROOT: a built checkout of the commit before the audit trail (see docs/audit.md)');
+  const baseline = process.env.BENCH_BASELINE_ROOT ? { folder: process.env.BENCH_BASELINE_ROOT, commit: 'BENCH_BASELINE_ROOT' } : buildBaseline();
+  const baselineRoot = baseline.folder;
   premises(`POST /api/v1/tasks/ by an OAuth client, ${taskCount} per run from ${concurrency} clients, ROLE=controller at LOG_LEVEL=info on local PostgreSQL`,
-    `baseline: the same server built at ${baselineRoot}`, `load average before: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
-  const [baseline, audited] = [await bootController(baselineRoot), await bootController(undefined)];
+    `baseline: the same server built from ${baseline.commit} (${baselineRoot})`, `load average before: ${loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+  const [before, audited] = [await bootController(baselineRoot), await bootController(undefined)];
   try {
-    await createTasks(baseline, 100);
+    await createTasks(before, 100);
     await createTasks(audited, 100);
-    const { runs, baselines, ratios } = await interleaved(rounds, () => createTasks(baseline), () => createTasks(audited));
+    const { runs, baselines, ratios } = await interleaved(rounds, () => createTasks(before), () => createTasks(audited));
     requireStatuses('task creation', mergeStatuses(...runs.map((run) => run.statuses), ...baselines.map((run) => run.statuses)), [201]);
     const rows = await auditRows(audited);
     const created = 100 + rounds * taskCount;
@@ -93,7 +106,7 @@ async function main() {
     emitFigure({ figure: 'task creation with the audit trail (tasks/s vs before)', value: median(runs.map((run) => run.rate)), baseline: median(baselines.map((run) => run.rate)), ratio, target: 0.95, met: ratio >= 0.95 });
   } finally {
     await audited.stop();
-    await baseline.stop();
+    await before.stop();
   }
 }
 
