@@ -24,4 +24,5 @@ export const MIGRATION_CHECKSUMS: Record<string, string> = {
   '1790500000000-DispatcherBinding.ts': '8593c857641897f16c87185489982e8042f49927ea6ed4a808b4cde5b42bbabf',
   '1790500000001-AddSecretEnv.ts': '595ff2c25e1cb7eb9269ed2244df233232533d8a26c4beac503752a05a45ce12',
   '1790500000002-EventsByTask.ts': '08738f57a46ae0571b49d08744bb4fedcb1063562ad8d9a94e479c4302f5ecf5',
+  '1790900000000-AddTraceContext.ts': '4600fe7eaaca16f2d684bc7bfcc95ed3b9dcbe558f8ec8856e4cca474439b446',
 };

@@ -18,6 +18,7 @@ import { CreateSubscriptions1790700000000 } from './1790700000000-CreateSubscrip
 import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
 import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
 import { EventsByTask1790500000002 } from './1790500000002-EventsByTask';
+import { AddTraceContext1790900000000 } from './1790900000000-AddTraceContext';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -41,4 +42,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   EventsByTask1790500000002,
   LedgerFilterIndexes1790600000000,
   CreateSubscriptions1790700000000,
+  AddTraceContext1790900000000,
 ];
