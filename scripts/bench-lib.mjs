@@ -61,17 +61,17 @@ export function rssSampler(pid) {
 }
 
 /**
- * Boots `dist/src/main.js` with the given settings and waits until `healthUrl` answers 200.
+ * Boots `dist/src/main.js` (of this checkout, or of `serverRoot`) with the given settings and waits until `healthUrl` answers 200.
  * It runs at the production default log level (`info`: one access line per request), its
  * output written to a file as a container runtime would collect it. BENCH_SERVER_NODE_ARGS
  * adds Node options to the server alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to
  * profile it under the benchmark's load.
  */
-export async function bootServer(env, healthUrl) {
+export async function bootServer(env, healthUrl, serverRoot = root) {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const logFile = path.join(mkdtempSync(path.join(tmpdir(), 'bench-log-')), 'server.log');
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/src/main.js')], {
-    cwd: root,
+  const child = spawn(process.execPath, [...nodeArgs, path.join(serverRoot, 'dist/src/main.js')], {
+    cwd: serverRoot,
     env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
   });

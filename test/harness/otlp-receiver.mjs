@@ -1,9 +1,12 @@
 // An OTLP/HTTP trace receiver in a process of its own: takes `http/json` exports at
 // POST /v1/traces and serves every span received so far at GET /spans, flattened.
-// Prints its port on stdout once it listens.
+// Prints its port on stdout once it listens. With OTLP_RECEIVER_COUNT_ONLY=true it decodes
+// each export as a collector would but keeps only the count (GET /count), for benchmarks.
 import { createServer } from 'node:http';
 
 const spans = [];
+const countOnly = process.env.OTLP_RECEIVER_COUNT_ONLY === 'true';
+let received = 0;
 
 function valueOf(any) {
   if (!any) return null;
@@ -18,6 +21,10 @@ function valueOf(any) {
 const attributesOf = (list = []) => Object.fromEntries(list.map((entry) => [entry.key, valueOf(entry.value)]));
 
 function take(request) {
+  if (countOnly) {
+    for (const resourceSpans of request.resourceSpans ?? []) for (const scopeSpans of resourceSpans.scopeSpans ?? []) received += scopeSpans.spans?.length ?? 0;
+    return;
+  }
   for (const resourceSpans of request.resourceSpans ?? []) {
     const resource = attributesOf(resourceSpans.resource?.attributes);
     for (const scopeSpans of resourceSpans.scopeSpans ?? []) {
@@ -34,6 +41,7 @@ function take(request) {
           links: (span.links ?? []).map((link) => ({ traceId: link.traceId, spanId: link.spanId, attributes: attributesOf(link.attributes) })),
           status: span.status?.code ?? 0,
         });
+        received += 1;
       }
     }
   }
@@ -50,6 +58,8 @@ const server = createServer((request, response) => {
       }
       take(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    } else if (request.method === 'GET' && request.url === '/count') {
+      response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ spans: received }));
     } else if (request.method === 'GET' && request.url === '/spans') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(spans));
     } else if (request.method === 'DELETE' && request.url === '/spans') {
