@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, countStatus, database, emitFigure, freePort, interleaved, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally } from './bench-lib.mjs';
+import { bootServer, countStatus, database, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 2000);
 const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
@@ -114,13 +114,14 @@ async function compare(label, workload, baseline, measured, target, expected) {
   const { runs, baselines, ratios } = await interleaved(rounds, run(baseline), run(measured));
   const shares = ratios((figures) => figures.rate);
   const middle = [...shares.keys()].sort((a, b) => shares[a] - shares[b])[Math.floor(shares.length / 2)];
-  const ok = requireStatuses(`${label} (${measured.name})`, new Map(runs.flatMap((r) => [...r.statuses])), [expected])
-    & requireStatuses(`${label} (${baseline.name})`, new Map(baselines.flatMap((r) => [...r.statuses])), [expected]);
+  const measuredStatuses = mergeStatuses(...runs.map((r) => r.statuses));
+  const ok = requireStatuses(`${label} (${measured.name})`, measuredStatuses, [expected])
+    && requireStatuses(`${label} (${baseline.name})`, mergeStatuses(...baselines.map((r) => r.statuses)), [expected]);
   console.log(`${label}: ${measured.name} ${spread(runs.map((r) => r.rate))} requests/s, ${baseline.name} ${spread(baselines.map((r) => r.rate))} requests/s`);
-  console.log(`   p50 / p99: ${measured.name} ${ms(median(runs, 'p50'))} / ${ms(median(runs, 'p99'))}, ${baseline.name} ${ms(median(baselines, 'p50'))} / ${ms(median(baselines, 'p99'))} (medians over runs); statuses ${tally(new Map(runs.flatMap((r) => [...r.statuses])))}`);
+  console.log(`   p50 / p99: ${measured.name} ${ms(median(runs, 'p50'))} / ${ms(median(runs, 'p99'))}, ${baseline.name} ${ms(median(baselines, 'p50'))} / ${ms(median(baselines, 'p99'))} (medians over runs); statuses of ${measured.name}: ${tally(measuredStatuses)}`);
   console.log(`   ${measured.name} / ${baseline.name} beside it: ${spread(shares, pct)} (target >= ${pct(target)})`);
   const reference = (baselines[middle].rate + baselines[middle + 1].rate) / 2;
-  emitFigure({ figure: `${label}, ${measured.name}`, value: `${runs[middle].rate.toFixed(0)} rps`, baseline: `${reference.toFixed(0)} rps ${baseline.name}`, ratio: pct(shares[middle]), target: `>= ${pct(target)}`, met: Boolean(ok) && shares[middle] >= target });
+  emitFigure({ figure: `${label}, ${measured.name}`, value: `${runs[middle].rate.toFixed(0)} rps`, baseline: `${reference.toFixed(0)} rps ${baseline.name}`, ratio: pct(shares[middle]), target: `>= ${pct(target)}`, met: ok && shares[middle] >= target });
 }
 
 const median = (runs, key) => percentile(runs.map((r) => r[key]), 50);

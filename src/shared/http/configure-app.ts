@@ -67,7 +67,7 @@ export function configureHttp(
     observe: (request, response, route, handle) => observe(request, response, () => route, handle),
     addressOf: (request) => proxyaddr(request, http.get('trust proxy fn') as (address: string, hop: number) => boolean),
   });
-  if (role === 'controller') serveConsole(app);
+  if (role === 'controller') serveConsole(app, { trace_url_template: config.traceUrlTemplate });
   app.use(refuseUnknownBodyTypes);
   const json = ['application/json', 'application/*+json'];
   const form = 'application/x-www-form-urlencoded';
