@@ -21,9 +21,10 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { bootServer, countStatus, database, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally } from './bench-lib.mjs';
 
-const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 2000);
+const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 1000);
 const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
-const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 3);
+// Short runs, many of them: on a shared machine the load moves within seconds.
+const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 7);
 const beforeRoot = process.env.BENCH_TRACING_BEFORE_ROOT;
 const FORGE_SECRET = secret();
 const TARGET = 0.85;

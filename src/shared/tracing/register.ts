@@ -33,7 +33,8 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env, argv: string[
       new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => isProbe(request.url ?? '') }),
       // Request handlers only: a span per middleware would outnumber everything else.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
-      new PgInstrumentation({ requireParentSpan: true }),
+      // A pool checkout is no query: its span would double the database spans for nothing.
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
       new UndiciInstrumentation(),
     ],
