@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from './shared/config/config';
 import { withEmbeddedSecrets } from './shared/config/secrets';
 import { createRootLogger } from './shared/logging/logger';
 import { logFormatFor } from './shared/logging/pretty-output';
-import { stopTracing } from './shared/tracing/register';
+import { stopTracing } from './shared/tracing/sdk';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);

@@ -1,6 +1,6 @@
 import { Attributes, context, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { requestContext } from '../logging/request-context';
-import { tracingStarted } from './register';
+import { tracingStarted } from './sdk';
 
 /** A W3C trace context as the headers (and an agent's environment) carry it. */
 export interface TraceCarrier {
