@@ -11,11 +11,13 @@
 // the "off" runs just before and after it. With BENCH_TRACING_BEFORE_ROOT (the root of a
 // checkout built before tracing existed, `npm run build` done there) a third server from that
 // build is interleaved the same way beside "off", for "off is the same as before".
+// Beside throughput, each server's own CPU time per request (from /proc) is compared the same
+// way: on a shared machine it moves far less with other load than requests/s do.
 // Every answer's status is checked. Needs local PostgreSQL and Redis. `npm run build` first.
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -97,7 +99,7 @@ async function controller(name, services, env, serverRoot = root) {
   if (created.status !== 201) throw new Error(`workflow not created on ${name}: ${created.status}`);
   const createTask = () => ({ path: '/api/v1/tasks/', body: taskBody, headers: { authorization: `Token ${token}` } });
   return {
-    name, base, createTask,
+    name, base, createTask, pid: server.child.pid,
     stop: async () => {
       await server.stop();
       await db.drop();
@@ -111,7 +113,11 @@ const pct = (value) => `${(100 * value).toFixed(0)}%`;
 
 /** Interleaved runs of `measured` beside `baseline` for one workload; prints and emits the figure. */
 async function compare(label, workload, baseline, measured, target, expected) {
-  const run = (server) => () => load(server.base, count, workload(server));
+  const run = (server) => async () => {
+    const cpuBefore = cpuMs(server.pid);
+    const figures = await load(server.base, count, workload(server));
+    return { ...figures, cpuPerRequest: (cpuMs(server.pid) - cpuBefore) / count };
+  };
   const { runs, baselines, ratios } = await interleaved(rounds, run(baseline), run(measured));
   const shares = ratios((figures) => figures.rate);
   const middle = [...shares.keys()].sort((a, b) => shares[a] - shares[b])[Math.floor(shares.length / 2)];
@@ -123,9 +129,23 @@ async function compare(label, workload, baseline, measured, target, expected) {
   console.log(`   ${measured.name} / ${baseline.name} beside it: ${spread(shares, pct)} (target >= ${pct(target)})`);
   const reference = (baselines[middle].rate + baselines[middle + 1].rate) / 2;
   emitFigure({ figure: `${label}, ${measured.name}`, value: `${runs[middle].rate.toFixed(0)} rps`, baseline: `${reference.toFixed(0)} rps ${baseline.name}`, ratio: pct(shares[middle]), target: `>= ${pct(target)}`, met: ok && shares[middle] >= target });
+  // The server's own CPU time per request moves far less with the machine's other load than
+  // its throughput does: the cost that decides how much a core serves.
+  const cpuShares = ratios((figures) => figures.cpuPerRequest);
+  const cpuMiddle = [...cpuShares.keys()].sort((a, b) => cpuShares[a] - cpuShares[b])[Math.floor(cpuShares.length / 2)];
+  const cpuTarget = 1 / target;
+  console.log(`   server CPU per request: ${measured.name} ${spread(runs.map((r) => r.cpuPerRequest), (v) => `${v.toFixed(2)} ms`)}, ${baseline.name} ${spread(baselines.map((r) => r.cpuPerRequest), (v) => `${v.toFixed(2)} ms`)}; ${measured.name} / ${baseline.name} beside it: ${spread(cpuShares, pct)} (target <= ${pct(cpuTarget)})`);
+  const cpuReference = (baselines[cpuMiddle].cpuPerRequest + baselines[cpuMiddle + 1].cpuPerRequest) / 2;
+  emitFigure({ figure: `${label}, ${measured.name}, server CPU per request`, value: `${runs[cpuMiddle].cpuPerRequest.toFixed(2)} ms`, baseline: `${cpuReference.toFixed(2)} ms ${baseline.name}`, ratio: pct(cpuShares[cpuMiddle]), target: `<= ${pct(cpuTarget)}`, met: ok && cpuShares[cpuMiddle] <= cpuTarget });
 }
 
 const median = (runs, key) => percentile(runs.map((r) => r[key]), 50);
+
+/** A process's user + system CPU time so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
 
 async function main() {
   const services = await productionServices();
