@@ -9,8 +9,8 @@
 //        no span is dropped, and the spans received are counted and printed.
 // Runs are interleaved (off, on, off, ..., off): each "on" run is compared with the mean of
 // the "off" runs just before and after it. With BENCH_TRACING_BEFORE_ROOT (the root of a
-// checkout built before tracing existed, `npm run build` done there) a third server from that
-// build is interleaved the same way beside "off", for "off is the same as before".
+// checkout built before tracing existed, `npm run build` done there) a server from that build
+// is then compared the same way with a fresh "off" server, for "off is the same as before".
 // Beside throughput, each server's own CPU time per request (from /proc) is compared the same
 // way: on a shared machine it moves far less with other load than requests/s do.
 // Every answer's status is checked. Needs local PostgreSQL and Redis. `npm run build` first.
@@ -160,12 +160,10 @@ async function main() {
     servers.push(off);
     const on = await controller('on', services, tracing);
     servers.push(on);
-    const before = beforeRoot ? await controller('before', services, {}, beforeRoot) : null;
-    if (before) servers.push(before);
     premises(`${count} requests per run over ${connections} keep-alive connections, ${rounds} runs of each server interleaved with the other's`,
       'ROLE=controller on local PostgreSQL (a database each)', services.statement,
       'no dispatcher: stored tasks stay pending', `tracing on: every span sampled and exported as OTLP/HTTP JSON to a receiver process on loopback`,
-      before ? `before: the build at ${beforeRoot}` : 'BENCH_TRACING_BEFORE_ROOT not set: no pre-tracing build compared');
+      beforeRoot ? `before: the build at ${beforeRoot}, compared with a fresh "off" server afterwards` : 'BENCH_TRACING_BEFORE_ROOT not set: no pre-tracing build compared');
     const webhook = () => forgePush;
     const postTask = (server) => server.createTask;
     const spansBefore = await receiver.spans();
@@ -174,9 +172,16 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, 6000));
     const spans = (await receiver.spans()) - spansBefore;
     console.log(`spans received from "on": ${spans}, ${(spans / (2 * rounds * count)).toFixed(1)} per request`);
-    if (before) {
-      await compare('routed webhook ingest (200)', webhook, before, off, 0.95, 200);
-      await compare('task creation, POST /api/v1/tasks/ (201)', postTask, before, off, 0.95, 201);
+    if (beforeRoot) {
+      // Fresh servers: the pending tasks a server has stored (no dispatcher takes them) weigh on
+      // its later requests, so both sides start from empty databases and grow in step.
+      for (const server of servers.splice(0)) await server.stop();
+      const fresh = await controller('off', services, {});
+      servers.push(fresh);
+      const before = await controller('before', services, {}, beforeRoot);
+      servers.push(before);
+      await compare('routed webhook ingest (200)', webhook, before, fresh, 0.95, 200);
+      await compare('task creation, POST /api/v1/tasks/ (201)', postTask, before, fresh, 0.95, 201);
     }
   } finally {
     for (const server of servers) await server.stop().catch(() => undefined);
