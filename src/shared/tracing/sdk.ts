@@ -19,6 +19,10 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env, argv: string[
   if (sdk || !tracingRequested(env)) return;
   const serviceName = defaultServiceName(env, argv);
   if (serviceName) env.OTEL_SERVICE_NAME = serviceName;
+  // Traces only, unless asked: the SDK would otherwise export metrics and logs over OTLP too,
+  // and record a metric per request (the metrics are Prometheus' at /metrics, the logs stdout's).
+  env.OTEL_METRICS_EXPORTER ??= 'none';
+  env.OTEL_LOGS_EXPORTER ??= 'none';
   /* eslint-disable @typescript-eslint/no-require-imports -- loaded only when tracing is on */
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
