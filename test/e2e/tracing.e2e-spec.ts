@@ -64,10 +64,12 @@ describe('one trace per task, from the webhook to the callback', () => {
     taskGuid = guid;
     expect(view.trace_id).toBe(SENDER_TRACE);
 
+    // Each process exports in batches of its own: wait until the last spans of both roles are in.
+    const last = ['close task', 'send callback', 'POST /agent/checkback'];
     const all = await waitFor(async () => {
       const spans = await receiver.spans();
-      return spans.some((span) => span.traceId === SENDER_TRACE && span.name === 'close task') ? spans : null;
-    }, 20_000, 'the close span to be exported');
+      return last.every((name) => spans.some((span) => span.traceId === SENDER_TRACE && span.name === name)) ? spans : null;
+    }, 20_000, `the spans ${last.join(', ')} to be exported`);
     const trace = all.filter((span) => span.traceId === SENDER_TRACE);
     const one = (name: string | RegExp, kind?: number) => {
       const found = trace.filter((span) => (typeof name === 'string' ? span.name === name : name.test(span.name)) && (kind === undefined || span.kind === kind));
