@@ -61,7 +61,7 @@ export function rssSampler(pid) {
 }
 
 /**
- * Boots `dist/src/main.js` with the given settings and waits until `healthUrl` answers 200.
+ * Boots `dist/src/main.js` (of this checkout, or of `serverRoot`) with the given settings and waits until `healthUrl` answers 200.
  * It runs at the production default log level (`info`: one access line per request), its
  * output written to a file as a container runtime would collect it. BENCH_SERVER_NODE_ARGS
  * adds Node options to the server alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to

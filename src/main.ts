@@ -1,3 +1,6 @@
+// First: when the OTEL_* variables ask for traces, the SDK patches http, express, pg, ioredis
+// and fetch before anything else loads them.
+import './shared/tracing/register';
 import 'reflect-metadata';
 import { logBanner } from './boot-banner';
 import { migrateOnly, startSystem } from './bootstrap';
@@ -5,6 +8,7 @@ import { ConfigError, loadConfig } from './shared/config/config';
 import { withEmbeddedSecrets } from './shared/config/secrets';
 import { createRootLogger } from './shared/logging/logger';
 import { logFormatFor } from './shared/logging/pretty-output';
+import { stopTracing } from './shared/tracing/sdk';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -40,7 +44,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'Shutting down');
-    system.close().then(
+    system.close().then(stopTracing).then(
       () => process.exit(0),
       (error: unknown) => {
         logger.error({ err: error }, 'Shutdown failed');

@@ -79,3 +79,22 @@ export async function readStream(credential: Credential, path: string, signal: A
     onText(value);
   }
 }
+
+/** Deployment settings the console shows (`/console/settings.json`, no credential needed). */
+export interface ConsoleSettings {
+  trace_url_template: string | null;
+}
+
+let settings: Promise<ConsoleSettings> | undefined;
+
+export function consoleSettings(): Promise<ConsoleSettings> {
+  settings ??= fetch('/console/settings.json')
+    .then((response) => (response.ok ? (response.json() as Promise<ConsoleSettings>) : { trace_url_template: null }))
+    .catch(() => ({ trace_url_template: null }));
+  return settings;
+}
+
+/** The trace's page in the operator's tracing tool, from TRACE_URL_TEMPLATE; null without one. */
+export function traceUrl(template: string | null, traceId: string): string | null {
+  return template ? template.split('{trace_id}').join(encodeURIComponent(traceId)) : null;
+}

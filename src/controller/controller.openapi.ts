@@ -99,6 +99,7 @@ export const CONTROLLER_SCHEMAS: Record<string, SchemaObject> = {
     dead_letter: { ...bool(), description: 'Ended failed or timed_out, will not be tried again, and was not re-run' },
     rerun_of: { ...uuid(), nullable: true },
     reruns: list(uuid()),
+    trace_id: nullableText({ pattern: '^[0-9a-f]{32}$', description: 'The W3C trace id of the request that stored the task (its traceparent); null when it had none' }),
     attempts: list(record({
       attempt: integer({ minimum: 1 }),
       dispatcher: nullableText(),

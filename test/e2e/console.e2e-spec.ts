@@ -1,5 +1,5 @@
 import { Browser, BrowserContext, Page } from 'playwright-core';
-import { createTask, getTask, operator } from '../harness/controller-tasks';
+import { createTask, getTask, makeTask, operator } from '../harness/controller-tasks';
 import { launchChromium, screenshot, watchErrors } from '../harness/browser';
 import { http } from '../harness/http';
 import { skillsApi } from '../harness/skills';
@@ -22,7 +22,7 @@ describe('operator console', () => {
   const row = (guid: string) => page.locator(`tr[data-task="${guid}"]`);
 
   beforeAll(async () => {
-    system = await startTestSystem({ role: 'all', storage: 's3' });
+    system = await startTestSystem({ role: 'all', storage: 's3', env: { TRACE_URL_TEMPLATE: 'https://tempo.example/explore?traceId={trace_id}' } });
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     page = await context.newPage();
@@ -67,6 +67,19 @@ describe('operator console', () => {
     await page.locator('.timeline .status-completed').waitFor({ timeout: 30_000 });
     await page.getByLabel('Brief').filter({ hasText: 'follow me' }).waitFor();
     await screenshot(page, '03-task-detail');
+  });
+
+  it("links a task's trace id through TRACE_URL_TEMPLATE", async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const created = await http('POST', `${system.controllerUrl}/api/v1/tasks/`, {
+      headers: { ...operator(system), traceparent: `00-${traceId}-00f067aa0ba902b7-01` },
+      json: makeTask({ brief: { prompt: 'traced' } }),
+    });
+    expect(created.body.trace_id).toBe(traceId);
+    await page.goto(`${system.controllerUrl}/console/#/tasks/${created.body.guid}`);
+    const link = page.getByRole('link', { name: traceId });
+    await link.waitFor();
+    expect(await link.getAttribute('href')).toBe(`https://tempo.example/explore?traceId=${traceId}`);
   });
 
   it('cancels a running task from its page', async () => {

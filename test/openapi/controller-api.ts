@@ -1398,6 +1398,8 @@ export interface components {
             /** Format: uuid */
             rerun_of: string | null;
             reruns: string[];
+            /** @description The W3C trace id of the request that stored the task (its traceparent); null when it had none */
+            trace_id: string | null;
             attempts?: {
                 attempt: number;
                 dispatcher: string | null;

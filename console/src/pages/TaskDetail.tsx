@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, Credential, readStream } from '../api';
+import { api, consoleSettings, Credential, readStream, traceUrl } from '../api';
 import { LiveEvent, useEventStream } from '../events';
 import { FINAL, Status, when } from '../format';
 
@@ -12,6 +12,8 @@ export function TaskDetail({ credential, guid }: { credential: Credential; guid:
   const [following, setFollowing] = useState(false);
   const [brief, setBrief] = useState<string | null>(null);
   const logBox = useRef<HTMLPreElement>(null);
+  const [traceTemplate, setTraceTemplate] = useState<string | null>(null);
+  useEffect(() => void consoleSettings().then((found) => setTraceTemplate(found.trace_url_template)), []);
 
   const load = () => api(credential, `tasks/${guid}/`).then(setTask, (failure: Error) => setError(failure.message));
   useEffect(() => {
@@ -77,6 +79,7 @@ export function TaskDetail({ credential, guid }: { credential: Credential; guid:
           <dt>Progress</dt><dd><progress max={100} value={task.status === 'completed' ? 100 : (task.progress?.percentage ?? 0)} /> {task.progress?.message ?? ''}</dd>
           <dt>Brief key</dt><dd><code>{task.brief_key || '—'}</code></dd>
           <dt>Attempt</dt><dd>{task.attempt} of {task.max_attempts}{task.dead_letter ? ' · dead letter' : ''}</dd>
+          {task.trace_id && <><dt>Trace</dt><dd><TraceLink traceId={task.trace_id} template={traceTemplate} /></dd></>}
           {task.rerun_of && <><dt>Re-run of</dt><dd><a href={`#/tasks/${task.rerun_of}`}><code>{task.rerun_of.slice(0, 8)}</code></a></dd></>}
           {task.reruns?.length > 0 && <><dt>Re-runs</dt><dd>{task.reruns.map((rerunGuid: string) => <a href={`#/tasks/${rerunGuid}`}><code>{rerunGuid.slice(0, 8)}</code> </a>)}</dd></>}
         </dl>
@@ -155,4 +158,10 @@ function Attempts({ attempts }: { attempts: AttemptRow[] }) {
       </table>
     </>
   );
+}
+
+/** The task's trace id, linked to the tracing tool when TRACE_URL_TEMPLATE is set. */
+function TraceLink({ traceId, template }: { traceId: string; template: string | null }) {
+  const url = traceUrl(template, traceId);
+  return url ? <a href={url} target="_blank" rel="noopener noreferrer"><code>{traceId}</code></a> : <code>{traceId}</code>;
 }

@@ -51,6 +51,25 @@ describe('AgentClient', () => {
     expect(() => AgentClient.fromEnv({ TASK_ID })).toThrow(/DISPATCHER_URL, AGENT_KEY/);
   });
 
+  it('sends TRACEPARENT and TRACESTATE from its environment as W3C headers on every call', async () => {
+    const dispatcher = await fakeDispatcher((_s, r) => reply(r, 200, { ok: true, data: {} }));
+    servers.push(dispatcher.server);
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    const client = AgentClient.fromEnv({ TASK_ID, DISPATCHER_URL: dispatcher.url, AGENT_KEY: 'k-123', TRACEPARENT: traceparent, TRACESTATE: 'vendor=abc' });
+    await client.checkin();
+    await client.progress(50, 'half');
+    expect(dispatcher.seen.map((seen) => [seen.headers.traceparent, seen.headers.tracestate])).toEqual([[traceparent, 'vendor=abc'], [traceparent, 'vendor=abc']]);
+  });
+
+  it('sends no trace headers without TRACEPARENT, or with a malformed one', async () => {
+    const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true, data: {} }));
+    await client.checkin();
+    const dispatcher = await fakeDispatcher((_s, r) => reply(r, 200, { ok: true, data: {} }));
+    servers.push(dispatcher.server);
+    await AgentClient.fromEnv({ TASK_ID, DISPATCHER_URL: dispatcher.url, AGENT_KEY: 'k', TRACEPARENT: 'not-a-trace' }).checkin();
+    expect([seen[0].headers.traceparent, dispatcher.seen[0].headers.traceparent]).toEqual([undefined, undefined]);
+  });
+
   it('checks in with the task id and the agent key and returns the brief key and env', async () => {
     const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true, data: { brief_key: 'briefs/x.json', env: { A: '1' } } }));
     await expect(client.checkin()).resolves.toEqual({ brief_key: 'briefs/x.json', env: { A: '1' }, skills: [] });

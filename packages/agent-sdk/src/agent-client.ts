@@ -41,6 +41,14 @@ export interface AgentClientOptions {
   retryDelayMs?: number;
   /** Time allowed for one request. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * W3C trace context sent as `traceparent` / `tracestate` on every call, so the dispatcher's
+   * spans of this agent's calls join the task's trace. `fromEnv` takes them from `TRACEPARENT`
+   * / `TRACESTATE`. Leave them out when the agent's own OpenTelemetry instrumentation of fetch
+   * writes these headers.
+   */
+  traceparent?: string;
+  tracestate?: string;
 }
 
 /** A refusal or failure from the dispatcher, with its error code and message. */
@@ -72,6 +80,7 @@ export class AgentClient {
   private readonly retryForMs: number;
   private readonly retryDelayMs: number;
   private readonly requestTimeoutMs: number;
+  private readonly traceHeaders: Record<string, string>;
 
   constructor(options: AgentClientOptions) {
     this.taskId = options.taskId;
@@ -81,9 +90,10 @@ export class AgentClient {
     this.retryForMs = options.retryForMs ?? 120_000;
     this.retryDelayMs = options.retryDelayMs ?? 500;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.traceHeaders = traceHeadersOf(options.traceparent, options.tracestate);
   }
 
-  /** Reads TASK_ID, DISPATCHER_URL and AGENT_KEY; a missing one is an error naming it. */
+  /** Reads TASK_ID, DISPATCHER_URL and AGENT_KEY (a missing one is an error naming it), and TRACEPARENT / TRACESTATE when set. */
   static fromEnv(env: Record<string, string | undefined> = process.env, options: Partial<AgentClientOptions> = {}): AgentClient {
     const missing = ['TASK_ID', 'DISPATCHER_URL', 'AGENT_KEY'].filter((name) => !env[name]?.trim());
     if (missing.length > 0) {
@@ -93,6 +103,8 @@ export class AgentClient {
       taskId: env.TASK_ID!.trim(),
       dispatcherUrl: env.DISPATCHER_URL!.trim(),
       agentKey: env.AGENT_KEY!.trim(),
+      traceparent: env.TRACEPARENT?.trim() || undefined,
+      tracestate: env.TRACESTATE?.trim() || undefined,
       ...options,
     });
   }
@@ -160,7 +172,7 @@ export class AgentClient {
         response = await fetch(url, {
           method,
           // X-Task-Id names the task for keys that do not (the brief's key, the global key).
-          headers: { 'x-agent-key': this.agentKey, 'x-task-id': this.taskId, ...init.headers },
+          headers: { ...this.traceHeaders, 'x-agent-key': this.agentKey, 'x-task-id': this.taskId, ...init.headers },
           body: init.body,
           signal: AbortSignal.timeout(this.requestTimeoutMs),
         });
@@ -209,4 +221,12 @@ function describe(error: unknown): string {
     return cause instanceof Error ? `${error.message} (${cause.message})` : error.message;
   }
   return String(error);
+}
+
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/** A malformed TRACEPARENT is left out rather than sent: the call matters more than its trace. */
+function traceHeadersOf(traceparent: string | undefined, tracestate: string | undefined): Record<string, string> {
+  if (!traceparent || !TRACEPARENT.test(traceparent)) return {};
+  return tracestate ? { traceparent, tracestate } : { traceparent };
 }

@@ -27,7 +27,12 @@ function secure(response: Response): void {
  * `/console/`: the built files, with a strict Content-Security-Policy. Hashed assets are
  * cached for good; `index.html` is always checked again. Not built: a 404 that says so.
  */
-export function serveConsole(app: { use: (path: string, ...handlers: express.RequestHandler[]) => unknown }, dir = CONSOLE_DIR): void {
+/** What the console reads at `/console/settings.json`: deployment settings it shows, never a secret. */
+export interface ConsoleSettings {
+  trace_url_template: string | null;
+}
+
+export function serveConsole(app: { use: (path: string, ...handlers: express.RequestHandler[]) => unknown }, settings: ConsoleSettings, dir = CONSOLE_DIR): void {
   const files = express.static(dir, {
     index: 'index.html',
     redirect: true,
@@ -37,6 +42,12 @@ export function serveConsole(app: { use: (path: string, ...handlers: express.Req
     },
   });
   app.use('/console', (request: Request, response: Response, next: NextFunction) => {
+    if (request.method === 'GET' && request.path === '/settings.json') {
+      secure(response);
+      response.setHeader('Cache-Control', 'no-cache');
+      response.json(settings);
+      return;
+    }
     if (!existsSync(path.join(dir, 'index.html'))) {
       return next(DomainError.notFound('The console (not built: run `npm run build`)'));
     }

@@ -25,4 +25,5 @@ export const MIGRATION_CHECKSUMS: Record<string, string> = {
   '1790500000001-AddSecretEnv.ts': '595ff2c25e1cb7eb9269ed2244df233232533d8a26c4beac503752a05a45ce12',
   '1790500000002-EventsByTask.ts': '08738f57a46ae0571b49d08744bb4fedcb1063562ad8d9a94e479c4302f5ecf5',
   '1790800000000-CreateAuditTrail.ts': '76acb5677f882e313a8a3d2ce317b753a624f4f7a02d09c992b93bc88077c764',
+  '1790900000000-AddTraceContext.ts': '4600fe7eaaca16f2d684bc7bfcc95ed3b9dcbe558f8ec8856e4cca474439b446',
 };

@@ -19,6 +19,7 @@ import { CreateAuditTrail1790800000000 } from './1790800000000-CreateAuditTrail'
 import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
 import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
 import { EventsByTask1790500000002 } from './1790500000002-EventsByTask';
+import { AddTraceContext1790900000000 } from './1790900000000-AddTraceContext';
 
 /** Every controller migration, in order. New ones are added at the end. */
 export const CONTROLLER_MIGRATIONS: Function[] = [
@@ -43,4 +44,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   LedgerFilterIndexes1790600000000,
   CreateSubscriptions1790700000000,
   CreateAuditTrail1790800000000,
+  AddTraceContext1790900000000,
 ];

@@ -82,7 +82,8 @@ export class ScheduleTicker implements OnApplicationBootstrap, OnApplicationShut
         // A tick has no payload: its concurrency key is the workflow's key as written, else the workflow id.
         const concurrency = workflowConcurrency(workflow.concurrency, workflow.id, {});
         const values = await this.tasks.prepareTask(scheduledTaskInput(workflow, tick), { workflowId: workflow.id, concurrency, weight: workflow.weight });
-        const task = await this.tasks.repository.insertAfter(values, this.ticks.tickInsert(workflow.id, tick.time, values.guid));
+        // A tick's task starts a trace of its own (the ticker's round belongs to no request).
+        const task = await this.tasks.storeTraced(values, (traced) => this.tasks.repository.insertAfter(traced, this.ticks.tickInsert(workflow.id, tick.time, values.guid)));
         if (task) await this.tasks.admitStored(values);
       } catch (error) {
         // One workflow's broken template (a skill deleted since) does not hold up the others.

@@ -40,7 +40,9 @@ export class TaskAttemptsService {
     if (!isFinal(original.status)) {
       throw DomainError.conflict(`The task is ${original.status}; only a final task can be re-run.`, { status: original.status });
     }
-    const rerun = await this.tasks.repository.insertRerun(original.guid, { ...templateOf(original), ...(await this.briefOf(original)), createdBy });
+    const values = { ...templateOf(original), ...(await this.briefOf(original)), createdBy };
+    // A re-run is a new task of the request that asked for it: its own trace, not the original's.
+    const rerun = await this.tasks.storeTraced(values, (traced) => this.tasks.repository.insertRerun(original.guid, traced));
     if (!rerun) throw DomainError.conflict('The task is not final; only a final task can be re-run.');
     await this.tasks.admitStored(rerun);
     return taskView(rerun);

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { forwardedTraceHeaders } from '../../shared/tracing/trace-context';
 import { TaskRequest } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 
@@ -15,8 +16,9 @@ export type DispatcherAnswer =
 /** The controller's side of the dispatcher's task API (CONTRACT section 3, `X-API-Key`). */
 @Injectable()
 export class DispatcherClient {
-  submitTask(dispatcher: Dispatcher, apiKey: string | null, body: TaskRequest): Promise<DispatcherAnswer> {
-    return this.post(`${dispatcher.endpointUrl}/tasks`, apiKey, JSON.stringify(body));
+  /** `traceHeaders`: the task's trace context when no SDK writes it (shared/tracing). */
+  submitTask(dispatcher: Dispatcher, apiKey: string | null, body: TaskRequest, traceHeaders: Record<string, string> = {}): Promise<DispatcherAnswer> {
+    return this.post(`${dispatcher.endpointUrl}/tasks`, apiKey, JSON.stringify(body), traceHeaders);
   }
 
   cancelTask(dispatcher: Dispatcher, apiKey: string | null, taskId: string): Promise<DispatcherAnswer> {
@@ -44,8 +46,8 @@ export class DispatcherClient {
     return response;
   }
 
-  private async post(url: string, apiKey: string | null, body: string): Promise<DispatcherAnswer> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+  private async post(url: string, apiKey: string | null, body: string, traceHeaders: Record<string, string> = forwardedTraceHeaders()): Promise<DispatcherAnswer> {
+    const headers: Record<string, string> = { ...traceHeaders, 'content-type': 'application/json', accept: 'application/json' };
     if (apiKey) headers['x-api-key'] = apiKey;
     let response: Response;
     try {

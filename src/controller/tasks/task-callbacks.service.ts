@@ -1,5 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DomainError } from '../../shared/errors/domain-error';
+import { taskAttributes } from '../../shared/tracing/task-attributes';
+import { inSpan } from '../../shared/tracing/trace-context';
 import { CallbackCaller } from './callback-auth.guard';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { decideCallback, finalStatusOfCallback, statusesBefore } from './task-state';
@@ -32,7 +34,17 @@ export class TaskCallbacksService {
    * the same state is a duplicate and another one a conflict. A failed or timed-out report
    * goes through the retry decision: the task may be `pending` again for its next attempt.
    */
-  async callback(caller: CallbackCaller, body: TaskCallbackDto): Promise<CallbackAnswer> {
+  callback(caller: CallbackCaller, body: TaskCallbackDto): Promise<CallbackAnswer> {
+    const attributes = taskAttributes({ guid: caller.guid, status: body.status });
+    return inSpan('close task', { attributes }, async (span) => {
+      const answer = await this.closeReported(caller, body);
+      span.setAttribute('task.status', answer.task_status);
+      if (answer.duplicate) span.setAttribute('task.duplicate_callback', true);
+      return answer;
+    });
+  }
+
+  private async closeReported(caller: CallbackCaller, body: TaskCallbackDto): Promise<CallbackAnswer> {
     const outcome = {
       exitCode: body.exit_code ?? null,
       resultKey: body.result_key || null,

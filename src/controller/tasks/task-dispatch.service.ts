@@ -1,5 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isSpanContextValid, SpanContext, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import pLimit from 'p-limit';
+import { queueAttributes, TASK_QUEUE, taskAttributes } from '../../shared/tracing/task-attributes';
+import { forwardedTraceHeaders, inTaskSpan, linkTo, storedCarrier } from '../../shared/tracing/trace-context';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { OBJECT_STORAGE, ObjectStorage } from '../../shared/storage/object-storage';
@@ -48,7 +51,17 @@ export class TaskDispatchService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async dispatchBatch(batch: Task[]): Promise<void> {
+  /**
+   * One `receive controller.tasks` span for the batch, linked to each task's stored context
+   * (the request that stored it); each task's hand-off is then a span of its own trace.
+   */
+  dispatchBatch(batch: Task[]): Promise<void> {
+    const links = batch.flatMap((task) => linkTo(storedCarrier(task), { 'task.guid': task.guid }) ?? []);
+    const attributes = queueAttributes('receive', { 'messaging.batch.message_count': batch.length });
+    return inTaskSpan(`receive ${TASK_QUEUE}`, null, { kind: SpanKind.CONSUMER, links, attributes }, () => this.dispatchClaimed(batch));
+  }
+
+  private async dispatchClaimed(batch: Task[]): Promise<void> {
     const deferred = new Map<string, string>();
     const pool = new DispatcherPool(await this.dispatchers.all(), await this.tasks.openTasksByDispatcher());
     // A task no online dispatcher could take waits with the reason; its brief is written
@@ -141,12 +154,25 @@ export class TaskDispatchService {
       tokens.set(attempt.task.guid, token);
       return { guid: attempt.task.guid, dispatcherGuid: dispatcher.guid, dispatcherSlug: dispatcher.slug, callbackTokenHash: hashCallbackToken(token) };
     }));
+    const batchSpan = trace.getActiveSpan()?.spanContext();
     return Promise.all(offers.map(async ([attempt, dispatcher]): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone']> => {
       if (!stillPending.has(attempt.task.guid)) return [attempt, dispatcher, 'gone'];
       const request = this.taskRequest(attempt.task, tokens.get(attempt.task.guid)!);
-      const answer = await this.limiterOf(dispatcher)(() => this.client.submitTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), request));
+      const answer = await this.limiterOf(dispatcher)(() => this.handOver(attempt.task, dispatcher, request, batchSpan));
       return [attempt, dispatcher, answer];
     }));
+  }
+
+  /** The request to a dispatcher, in a `process controller.tasks` span of the task's own trace. */
+  private handOver(task: Task, dispatcher: Dispatcher, request: TaskRequest, batchSpan: SpanContext | undefined): Promise<DispatcherAnswer> {
+    const stored = storedCarrier(task);
+    const attributes = queueAttributes('process', { 'messaging.message.id': task.guid, ...taskAttributes({ guid: task.guid, attempt: task.attempt, workflowId: task.workflowId, dispatcher: dispatcher.slug }) });
+    const links = batchSpan && isSpanContextValid(batchSpan) ? [{ context: batchSpan }] : [];
+    return inTaskSpan(`process ${TASK_QUEUE}`, stored, { kind: SpanKind.CONSUMER, attributes, links }, async (span) => {
+      const answer = await this.client.submitTask(dispatcher, this.dispatchers.apiKeyFor(dispatcher), request, forwardedTraceHeaders(stored));
+      if (answer.kind !== 'accepted') span.setStatus({ code: SpanStatusCode.ERROR, message: answer.message });
+      return answer;
+    });
   }
 
   /** Only the attempt that was sent moves: a fast failure report may have started the next one meanwhile. */

@@ -1,5 +1,6 @@
 import { queueView } from '../scheduling/queue-view';
 import { policyOf } from '../scheduling/retry-policy';
+import { traceIdOf } from '../../shared/tracing/trace-context';
 import { Task } from './tasks.entity';
 
 /** One attempt of a task, as the single-task view lists them. */
@@ -73,6 +74,7 @@ export function taskView(task: Task, extras: TaskViewExtras = {}) {
     dead_letter: task.deadLetter,
     rerun_of: task.rerunOf,
     reruns: extras.reruns ?? [],
+    trace_id: traceIdOf(task.traceParent),
     ...(extras.attempts ? { attempts: extras.attempts } : {}),
   };
 }

@@ -100,6 +100,13 @@ export class Task {
   @Column({ name: 'secret_env', type: 'jsonb', default: () => "'{}'" })
   secretEnv: Record<string, string>;
 
+  /** W3C `traceparent` / `tracestate` of the request that stored the task (shared/tracing); null when it had none. */
+  @Column({ name: 'trace_parent', type: 'text', nullable: true })
+  traceParent: string | null;
+
+  @Column({ name: 'trace_state', type: 'text', nullable: true })
+  traceState: string | null;
+
   @Column({ name: 'brief_key', type: 'text' })
   briefKey: string;
 

@@ -1,6 +1,9 @@
 import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
 import { secretEnvOf } from '../../shared/task-protocol/secret-env';
 import { randomUUID } from 'node:crypto';
+import { SpanKind } from '@opentelemetry/api';
+import { inSpan, traceColumns } from '../../shared/tracing/trace-context';
+import { queueAttributes, TASK_QUEUE, taskAttributes } from '../../shared/tracing/task-attributes';
 import { Inject, Injectable } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { isUUID, validate } from 'class-validator';
@@ -55,7 +58,8 @@ export class TasksService {
    * means the task is durably stored and will be dispatched.
    */
   async createTask(input: TaskTemplateInput, origin: TaskOrigin = {}): Promise<Task> {
-    const task = await this.admission.admit(await this.tasks.insert(await this.prepareTask(input, origin)));
+    const prepared = await this.prepareTask(input, origin);
+    const task = await this.admission.admit(await this.storeTraced(prepared, (values) => this.tasks.insert(values)));
     this.wakeups.taskStored();
     return task;
   }
@@ -96,6 +100,15 @@ export class TasksService {
       ...schedulingFields(template.priority, concurrency, origin),
       retry: template.retry ? policyOf(template.retry) : null,
     };
+  }
+
+  /**
+   * Runs a new task's INSERT in its `send controller.tasks` span: the row keeps that span's
+   * context, which the dispatch and everything after it continue (shared/tracing).
+   */
+  storeTraced<T>(values: Partial<Task> & { guid: string }, insert: (values: Partial<Task> & { guid: string }) => Promise<T>): Promise<T> {
+    const attributes = queueAttributes('send', { 'messaging.message.id': values.guid, ...taskAttributes({ guid: values.guid, workflowId: values.workflowId, agentImage: values.agentImage, runtimeType: values.runtimeTarget?.type }) });
+    return inSpan(`send ${TASK_QUEUE}`, { kind: SpanKind.PRODUCER, attributes }, () => insert({ ...values, ...traceColumns() }));
   }
 
   /**

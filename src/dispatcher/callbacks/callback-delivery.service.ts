@@ -1,5 +1,8 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { taskAttributes } from '../../shared/tracing/task-attributes';
+import { carrierOf, forwardedTraceHeaders, inTaskSpan, TraceCarrier } from '../../shared/tracing/trace-context';
 import { Subscription } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../../shared/config/config';
@@ -33,6 +36,8 @@ interface DueCallback {
   created_at: Date;
   callback_url: string;
   callback_token_sealed: string;
+  trace_parent: string | null;
+  trace_state: string | null;
 }
 
 /**
@@ -109,7 +114,7 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
                             SELECT 1 FROM "dispatcher"."tasks" w WHERE w.task_id = due.task_id AND (w.logs_stored_at IS NOT NULL OR w.runtime_ref IS NULL)))
                         ORDER BY due.next_attempt_at FOR UPDATE OF due SKIP LOCKED LIMIT $1)
          RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
-       SELECT c.*, t.callback_url, t.callback_token_sealed FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
+       SELECT c.*, t.callback_url, t.callback_token_sealed, t.trace_parent, t.trace_state FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
       [room, LEASE_SECONDS, this.config.dispatcherInstance, LOGS_WAIT_SECONDS],
     );
     for (const callback of due) this.start(callback);
@@ -144,15 +149,29 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     this.inFlight.add(attempt);
   }
 
-  private async attempt(callback: DueCallback): Promise<void> {
-    let outcome: PostOutcome;
+  /** Each attempt is a `send callback` span of the task's trace, so the controller's close joins it. */
+  private attempt(callback: DueCallback): Promise<void> {
+    const stored = carrierOf(callback.trace_parent, callback.trace_state);
+    const attributes = { ...taskAttributes({ taskId: callback.task_id }), 'task.callback_attempt': callback.attempts };
+    return inTaskSpan('send callback', stored, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
+      const outcome = await this.post(callback, stored);
+      if (outcome.status !== null) span.setAttribute('http.response.status_code', outcome.status);
+      if (outcome.error !== null) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.error });
+      await this.recordOutcome(callback, outcome);
+    });
+  }
+
+  private async post(callback: DueCallback, stored: TraceCarrier | null): Promise<PostOutcome> {
     // The last progress report held back by the once-a-second limit goes first.
     await this.progress.settle(callback.task_id);
     try {
-      outcome = await this.poster.post(callback.callback_url, callback.body, this.tokens.open(callback.callback_token_sealed));
+      return await this.poster.post(callback.callback_url, callback.body, this.tokens.open(callback.callback_token_sealed), forwardedTraceHeaders(stored));
     } catch (error) {
-      outcome = { status: null, retryAfter: null, error: error instanceof Error ? error.message : String(error) };
+      return { status: null, retryAfter: null, error: error instanceof Error ? error.message : String(error) };
     }
+  }
+
+  private async recordOutcome(callback: DueCallback, outcome: PostOutcome): Promise<void> {
     const context = { taskId: callback.task_id, attempt: callback.attempts, status: outcome.status };
     callbackAttempts.inc({ outcome: outcome.error === null ? 'delivered' : 'failed' });
     if (outcome.error === null) {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
+import { forwardedTraceHeaders } from '../../shared/tracing/trace-context';
 import { signCallbackBody } from '../../shared/task-protocol/callback-signature';
 
 const REQUEST_TIMEOUT_MS = 10_000;
@@ -17,8 +18,10 @@ export interface PostOutcome {
 export class CallbackPoster {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  async post(url: string, body: string, callbackToken: string): Promise<PostOutcome> {
+  /** `traceHeaders`: the task's trace context when no SDK writes it (shared/tracing). */
+  async post(url: string, body: string, callbackToken: string, traceHeaders: Record<string, string> = forwardedTraceHeaders()): Promise<PostOutcome> {
     const headers: Record<string, string> = {
+      ...traceHeaders,
       'Content-Type': 'application/json',
       Authorization: `Bearer ${callbackToken}`,
       'User-Agent': 'agent-task-dispatcher',

@@ -16,4 +16,5 @@ export const MIGRATION_CHECKSUMS: Record<string, string> = {
   '1710000000300-AddLogsStoredAt.ts': '83ea8fd7603e85fd3f3d123a49b086dfc3481835dd1a20860a672a3132bf60b9',
   '1710000000500-AddPodAdditions.ts': '7934a6dab23e018468a4278d1eab59cf5803d4976517e3081625e9895ae24952',
   '1710000000700-AddSecretEnv.ts': '9020cbe1ba3a10ff952f7edc0235e3abaac3d02a0b464fe7efa9c7070c907bc2',
+  '1710000000900-AddTraceContext.ts': '11c6ca4143e219676cb1bf05e8ce8d1cb1b1924e70e6cab1afb456de74fe99d4',
 };

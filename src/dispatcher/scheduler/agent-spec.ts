@@ -3,17 +3,20 @@ import { AgentIsolationDefaults } from '../../shared/config/isolation-config';
 import { AgentIsolation } from '../../shared/task-protocol/isolation';
 import { perTaskAgentKey } from '../auth/agent-keys';
 import { AgentSpec } from '../runtime/runtime';
+import { agentTraceEnv, TraceCarrier } from '../../shared/tracing/trace-context';
 import { parseSecretRef } from '../../shared/task-protocol/secret-env';
 import { TaskEntity } from '../tasks/task.entity';
 
-/** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL and the per-task AGENT_KEY. */
-export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'agentDispatcherUrl' | 'agentIsolation'>): AgentSpec {
+/** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL, the per-task AGENT_KEY and TRACEPARENT / TRACESTATE. */
+export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'agentDispatcherUrl' | 'agentIsolation'>, trace: TraceCarrier | null = null): AgentSpec {
   return {
     taskId: task.taskId,
     image: task.agentImage,
     namespace: task.runtimeNamespace,
     env: {
       ...task.env,
+      // The OpenTelemetry environment carrier: the agent's own spans join the task's trace.
+      ...agentTraceEnv(trace),
       TASK_ID: task.taskId,
       DISPATCHER_URL: config.agentDispatcherUrl,
       AGENT_KEY: perTaskAgentKey(config.agentKey, task.taskId),

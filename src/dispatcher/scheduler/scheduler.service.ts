@@ -10,6 +10,8 @@ import { TaskEntity } from '../tasks/task.entity';
 import { TaskPatch, TasksRepository } from '../tasks/tasks.repository';
 import { outcomeOf } from './agent-outcome';
 import { agentSpecOf } from './agent-spec';
+import { taskAttributes } from '../../shared/tracing/task-attributes';
+import { currentCarrier, inTaskSpan, storedCarrier } from '../../shared/tracing/trace-context';
 import { runtimeStartDuration } from '../metrics/dispatcher-metrics';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 
@@ -95,7 +97,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  private async submit(task: TaskEntity): Promise<void> {
+  /** The agent's start, in a `start agent` span of the task's trace: the agent's TRACEPARENT names that span. */
+  private submit(task: TaskEntity): Promise<void> {
+    const attributes = taskAttributes({ taskId: task.taskId, agentImage: task.agentImage, runtimeType: task.runtimeType });
+    return inTaskSpan('start agent', storedCarrier(task), { attributes }, () => this.submitTraced(task));
+  }
+
+  private async submitTraced(task: TaskEntity): Promise<void> {
     const backend = this.runtimes.get(task.runtimeType);
     try {
       if (!backend) throw new Error(`runtime backend ${task.runtimeType} is not enabled on this dispatcher`);
@@ -123,7 +131,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private async submitThroughOutages(backend: RuntimeBackend, task: TaskEntity): Promise<string | null> {
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await backend.submit(agentSpecOf(task, this.config));
+        return await backend.submit(agentSpecOf(task, this.config, currentCarrier() ?? storedCarrier(task)));
       } catch (error) {
         if (!(error instanceof RuntimeUnavailableError)) throw error;
         const delayMs = Math.min(SUBMIT_RETRY_MAX_MS, SUBMIT_RETRY_BASE_MS * 2 ** Math.min(attempt, 10));

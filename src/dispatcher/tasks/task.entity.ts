@@ -48,6 +48,9 @@ export class TaskEntity {
   @Column('jsonb', { name: 'pod_additions', default: () => "'{}'" }) podAdditions: PodAdditions;
   /** `secret_env`: variable names to `<secret>/<key>` references, resolved when the agent starts; never the values. */
   @Column('jsonb', { name: 'secret_env', default: () => "'{}'" }) secretEnv: SecretEnv;
+  /** W3C `traceparent` / `tracestate` of the controller's request that created the task; not part of the request digest. */
+  @Column('text', { name: 'trace_parent', nullable: true }) traceParent: string | null;
+  @Column('text', { name: 'trace_state', nullable: true }) traceState: string | null;
   /** Keyed digest of the normalised request: the same task id with another body is a conflict. */
   @Column('text', { name: 'request_digest' }) requestDigest: string;
 

@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../../shared/config/config.module';
 import { DomainError } from '../../shared/errors/domain-error';
 import { assertObjectKey } from '../../shared/storage/object-storage';
 import { podAdditionsOf } from '../../shared/task-protocol/pod-additions';
+import { traceColumns } from '../../shared/tracing/trace-context';
 import { parseSecretRef, SecretEnv, secretAllowed, secretEnvOf } from '../../shared/task-protocol/secret-env';
 import { DEFAULT_TASK_RESOURCES, DEFAULT_TASK_TIMEOUT_SECONDS } from '../../shared/task-protocol/task-request';
 import { deriveKey } from '../auth/agent-keys';
@@ -67,6 +68,7 @@ export class TasksService {
       podAdditions: podAdditionsOf(request),
       secretEnv: request.secret_env ?? {},
       requestDigest: digest,
+      ...traceColumns(),
       status: 'pending',
     });
     if (created) {

@@ -69,6 +69,14 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('takes a TRACE_URL_TEMPLATE that is an http(s) URL holding {trace_id}, and names it otherwise', () => {
+    expect(loadConfig({ ...secrets, TRACE_URL_TEMPLATE: 'https://tempo.example/explore?traceId={trace_id}' }).traceUrlTemplate).toBe('https://tempo.example/explore?traceId={trace_id}');
+    expect(loadConfig(secrets).traceUrlTemplate).toBeNull();
+    expect(problemsOf({ ...secrets, TRACE_URL_TEMPLATE: 'https://tempo.example/explore' })).toEqual([
+      'TRACE_URL_TEMPLATE must be an http(s) URL holding {trace_id}, e.g. https://tempo.example/explore?traceId={trace_id} (got "https://tempo.example/explore")',
+    ]);
+  });
+
   it('requires each role\'s secrets in production, and only that role\'s', () => {
     expect(problemsOf({ NODE_ENV: 'production', ROLE: 'controller' })).toEqual([
       'API_TOKEN is required when NODE_ENV=production',

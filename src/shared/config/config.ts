@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { hostname } from 'node:os';
 import * as path from 'node:path';
 import { RUNTIME_BACKEND_NAMES, RuntimeBackendName } from '../../dispatcher/runtime/runtime';
@@ -47,6 +48,8 @@ export interface AppConfig {
 
   // controller
   publicUrl: string;
+  /** TRACE_URL_TEMPLATE: the console links a task's trace id through it (`{trace_id}` is replaced). */
+  traceUrlTemplate: string | null;
   apiToken: string;
   secretKey: string;
   callbackSigningKey: string | null;
@@ -224,6 +227,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     maxPackageBytes: r.int('MAX_PACKAGE_BYTES', 50 * 1024 * 1024, 1024, 10 * 1024 * 1024 * 1024),
 
     publicUrl: r.url('PUBLIC_URL', controllerPublic) ?? controllerPublic,
+    traceUrlTemplate: r.parse('TRACE_URL_TEMPLATE', null, TRACE_URL_TEMPLATE, 'an http(s) URL holding {trace_id}, e.g. https://tempo.example/explore?traceId={trace_id}'),
     apiToken: r.string('API_TOKEN', ''),
     secretKey: r.string('SECRET_KEY', ''),
     callbackSigningKey: r.optional('CALLBACK_SIGNING_KEY'),
@@ -313,6 +317,8 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
+
+const TRACE_URL_TEMPLATE: z.ZodType<string | null> = z.string().trim().regex(/^https?:\/\/\S+$/).refine((value) => value.includes('{trace_id}'));
 
 /** DISPATCHER_PUBLIC_URL with the agent port in place of its own, when agents have one. */
 function agentUrlOf(dispatcherPublicUrl: string, agentPort: number | null): string {

@@ -10,6 +10,8 @@ import { DomainError } from '../errors/domain-error';
 import { ControllerExceptionFilter, DispatcherExceptionFilter } from '../errors/exception-filters';
 import { createValidationPipe } from '../errors/validation';
 import { requestContext } from '../logging/request-context';
+import { activeServerSpan, nameServerSpan } from '../tracing/http-spans';
+import { carrierOf } from '../tracing/trace-context';
 import { recordHttpRequest } from '../metrics/metrics';
 import { AccessLog, createAccessLog } from './access-log';
 import { answerOverLimitAtOnce, drainUnreadBody } from './drain-unread-body';
@@ -65,7 +67,7 @@ export function configureHttp(
     observe: (request, response, route, handle) => observe(request, response, () => route, handle),
     addressOf: (request) => proxyaddr(request, http.get('trust proxy fn') as (address: string, hop: number) => boolean),
   });
-  if (role === 'controller') serveConsole(app);
+  if (role === 'controller') serveConsole(app, { trace_url_template: config.traceUrlTemplate });
   app.use(refuseUnknownBodyTypes);
   const json = ['application/json', 'application/*+json'];
   const form = 'application/x-www-form-urlencoded';
@@ -143,12 +145,16 @@ function observeRequest(
   const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
   response.setHeader('X-Request-Id', requestId);
   const started = process.hrtime.bigint();
+  const serverSpan = activeServerSpan();
   response.once('finish', () => {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-    recordHttpRequest(role, request.method ?? '', routeOf(), response.statusCode, seconds);
+    const route = routeOf();
+    recordHttpRequest(role, request.method ?? '', route, response.statusCode, seconds);
+    if (serverSpan) nameServerSpan(serverSpan, request.method ?? '', route);
     drainUnreadBody(request);
   });
-  requestContext.run({ requestId, role }, () => accessLog(request, response, next));
+  const incomingTrace = carrierOf(request.headers.traceparent, request.headers.tracestate) ?? undefined;
+  requestContext.run({ requestId, role, incomingTrace }, () => accessLog(request, response, next));
 }
 
 /** The route pattern Express matched, never the raw path (which holds ids). */

@@ -2,6 +2,7 @@ import { LoggerService } from '@nestjs/common';
 import pino, { Logger as PinoLogger } from 'pino';
 import { LogFormat, prettyDestination } from './pretty-output';
 import { requestContext } from './request-context';
+import { logTraceFields } from '../tracing/trace-context';
 
 /** Header and field names whose values never reach a log line. */
 export const REDACTED_PATHS = [
@@ -32,8 +33,9 @@ export function createRootLogger(level: string, format: LogFormat = 'json', dest
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       mixin: () => {
         const context = requestContext.getStore();
-        if (!context) return {};
-        return { ...(context.role ? { role: context.role } : {}), ...(context.requestId ? { request_id: context.requestId } : {}) };
+        const trace = logTraceFields();
+        if (!context) return trace ?? {};
+        return { ...(context.role ? { role: context.role } : {}), ...(context.requestId ? { request_id: context.requestId } : {}), ...trace };
       },
       formatters: { level: (label) => ({ level: label }) },
     },

@@ -5,6 +5,8 @@ export interface RequestContext {
   requestId?: string;
   /** The role whose request, boot or background loop this is: both run in one process in `all`. */
   role?: 'controller' | 'dispatcher';
+  /** The W3C trace context the request came with, kept for when no SDK runs (shared/tracing). */
+  incomingTrace?: { traceparent: string; tracestate?: string };
 }
 
 /**

@@ -1,3 +1,5 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+
 /**
  * Runs one async round at a time: a kick during a round asks for one more round after
  * it, never a second one in parallel.
@@ -15,7 +17,9 @@ export class SerialLoop {
       this.again = true;
       return;
     }
-    this.running = this.round()
+    // A round serves every task, not the request whose write kicked it: it starts no span of
+    // that request's trace (a task's own steps open spans of the task's trace themselves).
+    this.running = context.with(ROOT_CONTEXT, this.round)
       .catch(this.onError)
       .finally(() => {
         this.running = undefined;

@@ -1,0 +1,196 @@
+#!/usr/bin/env node
+// Tracing's cost on the two request paths that store tasks: routed webhook ingest (a signed
+// forge push matched by a workflow, 200 once its task is stored) and POST /api/v1/tasks/ (201).
+// Two controllers run side by side, each on its own database, with the production services:
+//   off: no OTEL_* variable set (the default: the SDK is never loaded);
+//   on:  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, sampler always_on, every span exported as
+//        OTLP/HTTP JSON to a receiver process on loopback (test/harness/otlp-receiver.mjs,
+//        which decodes each export as a collector would); its batch queue is large enough that
+//        no span is dropped, and the spans received are counted and printed.
+// Runs are interleaved (off, on, off, ..., off): each "on" run is compared with the mean of
+// the "off" runs just before and after it. With BENCH_TRACING_BEFORE_ROOT (the root of a
+// checkout built before tracing existed, `npm run build` done there) a server from that build
+// is then compared the same way with a fresh "off" server, for "off is the same as before".
+// Beside throughput, each server's own CPU time per request (from /proc) is compared the same
+// way: on a shared machine it moves far less with other load than requests/s do.
+// Every answer's status is checked. Needs local PostgreSQL and Redis. `npm run build` first.
+import { spawn } from 'node:child_process';
+import { createHmac, randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { bootServer, countStatus, database, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally } from './bench-lib.mjs';
+
+const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 1000);
+const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
+// Short runs, many of them: on a shared machine the load moves within seconds.
+const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 7);
+const beforeRoot = process.env.BENCH_TRACING_BEFORE_ROOT;
+const FORGE_SECRET = secret();
+const TARGET = 0.85;
+
+function forgePush() {
+  const body = JSON.stringify({ ref: 'refs/heads/main', after: randomUUID(), repository: { full_name: 'bench/traced' }, pusher: { name: 'bench' } });
+  const signature = `sha256=${createHmac('sha256', FORGE_SECRET).update(body).digest('hex')}`;
+  return { path: '/api/v1/webhooks/', body, headers: { 'x-github-event': 'push', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signature } };
+}
+
+const taskBody = JSON.stringify({ agent_image: 'bench/checkin', runtime_target: { type: 'local', namespace: '' }, timeout_seconds: 600, brief: { prompt: 'bench' } });
+
+/** `total` POSTs over `width` keep-alive connections; rate, p50, p99 and the statuses. */
+async function load(base, total, request) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const latencies = [];
+  const statuses = new Map();
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: connections }, async () => {
+    while (next < total) {
+      next++;
+      const { path: target, body, headers } = request();
+      const t0 = performance.now();
+      countStatus(statuses, await post(agent, `${base}${target}`, body, headers).catch(() => 'error'));
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  agent.destroy();
+  return { rate: total / ((performance.now() - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
+}
+
+function post(agent, url, body, headers) {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = http.request({ hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function startReceiver() {
+  const child = spawn(process.execPath, [path.join(root, 'test/harness/otlp-receiver.mjs')], { env: { ...process.env, OTLP_RECEIVER_COUNT_ONLY: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const [chunk] = await once(child.stdout, 'data');
+  const url = `http://127.0.0.1:${chunk.toString().trim()}`;
+  return { url, spans: async () => (await (await fetch(`${url}/count`)).json()).spans, stop: () => child.kill('SIGTERM') };
+}
+
+/** A controller with its workflow; `serverRoot` picks the build (this one, or BENCH_TRACING_BEFORE_ROOT). */
+async function controller(name, services, env, serverRoot = root) {
+  const db = await database();
+  if (!db.url) throw new Error('bench-tracing needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+  const port = await freePort();
+  const token = secret();
+  const base = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(path.join(tmpdir(), `bench-tracing-${name}-`));
+  const server = await bootServer({
+    ...services.env, S3_BUCKET: `${services.env.S3_BUCKET}-${name}`, ROLE: 'controller', NODE_ENV: 'development', DATA_DIR: dataDir, DATABASE_URL: db.url,
+    CONTROLLER_PORT: String(port), API_TOKEN: token, FORGE_WEBHOOK_SECRET: FORGE_SECRET, ...env,
+  }, `${base}/health/`, serverRoot);
+  const workflow = {
+    id: 'bench-traced', triggers: [{ source: 'forge', event: 'push', filter: { 'repository.full_name': 'bench/traced' } }],
+    task_template: { agent_image: 'bench/checkin', runtime_target: { type: 'local', namespace: '' }, timeout_seconds: 600, brief: { after: '{{payload.after}}' } },
+  };
+  const created = await fetch(`${base}/api/v1/workflows/`, { method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(workflow) });
+  if (created.status !== 201) throw new Error(`workflow not created on ${name}: ${created.status}`);
+  const createTask = () => ({ path: '/api/v1/tasks/', body: taskBody, headers: { authorization: `Token ${token}` } });
+  return {
+    name, base, createTask, pid: server.child.pid,
+    stop: async () => {
+      await server.stop();
+      await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const ms = (value) => `${value.toFixed(1)} ms`;
+const pct = (value) => `${(100 * value).toFixed(0)}%`;
+
+/** Interleaved runs of `measured` beside `baseline` for one workload; prints and emits the figure. */
+async function compare(label, workload, baseline, measured, target, expected) {
+  const run = (server) => async () => {
+    const cpuBefore = cpuMs(server.pid);
+    const figures = await load(server.base, count, workload(server));
+    return { ...figures, cpuPerRequest: (cpuMs(server.pid) - cpuBefore) / count };
+  };
+  const { runs, baselines, ratios } = await interleaved(rounds, run(baseline), run(measured));
+  const shares = ratios((figures) => figures.rate);
+  const middle = [...shares.keys()].sort((a, b) => shares[a] - shares[b])[Math.floor(shares.length / 2)];
+  const measuredStatuses = mergeStatuses(...runs.map((r) => r.statuses));
+  const ok = requireStatuses(`${label} (${measured.name})`, measuredStatuses, [expected])
+    && requireStatuses(`${label} (${baseline.name})`, mergeStatuses(...baselines.map((r) => r.statuses)), [expected]);
+  console.log(`${label}: ${measured.name} ${spread(runs.map((r) => r.rate))} requests/s, ${baseline.name} ${spread(baselines.map((r) => r.rate))} requests/s`);
+  console.log(`   p50 / p99: ${measured.name} ${ms(median(runs, 'p50'))} / ${ms(median(runs, 'p99'))}, ${baseline.name} ${ms(median(baselines, 'p50'))} / ${ms(median(baselines, 'p99'))} (medians over runs); statuses of ${measured.name}: ${tally(measuredStatuses)}`);
+  console.log(`   ${measured.name} / ${baseline.name} beside it: ${spread(shares, pct)} (target >= ${pct(target)})`);
+  const reference = (baselines[middle].rate + baselines[middle + 1].rate) / 2;
+  emitFigure({ figure: `${label}, ${measured.name}`, value: `${runs[middle].rate.toFixed(0)} rps`, baseline: `${reference.toFixed(0)} rps ${baseline.name}`, ratio: pct(shares[middle]), target: `>= ${pct(target)}`, met: ok && shares[middle] >= target });
+  // The server's own CPU time per request moves far less with the machine's other load than
+  // its throughput does: the cost that decides how much a core serves.
+  const cpuShares = ratios((figures) => figures.cpuPerRequest);
+  const cpuMiddle = [...cpuShares.keys()].sort((a, b) => cpuShares[a] - cpuShares[b])[Math.floor(cpuShares.length / 2)];
+  const cpuTarget = 1 / target;
+  console.log(`   server CPU per request: ${measured.name} ${spread(runs.map((r) => r.cpuPerRequest), (v) => `${v.toFixed(2)} ms`)}, ${baseline.name} ${spread(baselines.map((r) => r.cpuPerRequest), (v) => `${v.toFixed(2)} ms`)}; ${measured.name} / ${baseline.name} beside it: ${spread(cpuShares, pct)} (target <= ${pct(cpuTarget)})`);
+  const cpuReference = (baselines[cpuMiddle].cpuPerRequest + baselines[cpuMiddle + 1].cpuPerRequest) / 2;
+  emitFigure({ figure: `${label}, ${measured.name}, server CPU per request`, value: `${runs[cpuMiddle].cpuPerRequest.toFixed(2)} ms`, baseline: `${cpuReference.toFixed(2)} ms ${baseline.name}`, ratio: pct(cpuShares[cpuMiddle]), target: `<= ${pct(cpuTarget)}`, met: ok && cpuShares[cpuMiddle] <= cpuTarget });
+}
+
+const median = (runs, key) => percentile(runs.map((r) => r[key]), 50);
+
+/** A process's user + system CPU time so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function main() {
+  const services = await productionServices();
+  const receiver = await startReceiver();
+  const servers = [];
+  try {
+    const tracing = {
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_MAX_QUEUE_SIZE: '262144',
+    };
+    const off = await controller('off', services, {});
+    servers.push(off);
+    const on = await controller('on', services, tracing);
+    servers.push(on);
+    premises(`${count} requests per run over ${connections} keep-alive connections, ${rounds} runs of each server interleaved with the other's`,
+      'ROLE=controller on local PostgreSQL (a database each)', services.statement,
+      'no dispatcher: stored tasks stay pending', `tracing on: every span sampled and exported as OTLP/HTTP JSON to a receiver process on loopback`,
+      beforeRoot ? `before: the build at ${beforeRoot}, compared with a fresh "off" server afterwards` : 'BENCH_TRACING_BEFORE_ROOT not set: no pre-tracing build compared');
+    const webhook = () => forgePush;
+    const postTask = (server) => server.createTask;
+    const spansBefore = await receiver.spans();
+    await compare('routed webhook ingest (200)', webhook, off, on, TARGET, 200);
+    await compare('task creation, POST /api/v1/tasks/ (201)', postTask, off, on, TARGET, 201);
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    const spans = (await receiver.spans()) - spansBefore;
+    console.log(`spans received from "on": ${spans}, ${(spans / (2 * rounds * count)).toFixed(1)} per request`);
+    if (beforeRoot) {
+      // Fresh servers: the pending tasks a server has stored (no dispatcher takes them) weigh on
+      // its later requests, so both sides start from empty databases and grow in step.
+      for (const server of servers.splice(0)) await server.stop();
+      const fresh = await controller('off', services, {});
+      servers.push(fresh);
+      const before = await controller('before', services, {}, beforeRoot);
+      servers.push(before);
+      await compare('routed webhook ingest (200)', webhook, before, fresh, 0.95, 200);
+      await compare('task creation, POST /api/v1/tasks/ (201)', postTask, before, fresh, 0.95, 201);
+    }
+  } finally {
+    for (const server of servers) await server.stop().catch(() => undefined);
+    receiver.stop();
+    await services.stop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,48 @@
+import { requestContext } from '../logging/request-context';
+import { agentTraceEnv, carrierOf, currentCarrier, forwardedTraceHeaders, logTraceFields, traceColumns, traceIdOf } from './trace-context';
+
+const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+
+describe('carrierOf', () => {
+  it('takes a version-00 traceparent, lower-cased, with its tracestate', () => {
+    expect(carrierOf(TRACEPARENT.toUpperCase(), ' vendor=abc ')).toEqual({ traceparent: TRACEPARENT, tracestate: 'vendor=abc' });
+    expect(carrierOf(TRACEPARENT)).toEqual({ traceparent: TRACEPARENT });
+  });
+
+  it('refuses malformed values and the all-zero ids', () => {
+    for (const value of ['', 'garbage', `01-${TRACEPARENT.slice(3)}`, '00-00000000000000000000000000000000-00f067aa0ba902b7-01', '00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01', [TRACEPARENT]]) {
+      expect(carrierOf(value)).toBeNull();
+    }
+  });
+
+  it('drops a tracestate past 512 characters', () => {
+    expect(carrierOf(TRACEPARENT, `a=${'b'.repeat(600)}`)).toEqual({ traceparent: TRACEPARENT });
+  });
+});
+
+describe('with no SDK running', () => {
+  it('keeps and forwards the context the request came with', () => {
+    requestContext.run({ incomingTrace: { traceparent: TRACEPARENT, tracestate: 'v=1' } }, () => {
+      expect(currentCarrier()).toEqual({ traceparent: TRACEPARENT, tracestate: 'v=1' });
+      expect(traceColumns()).toEqual({ traceParent: TRACEPARENT, traceState: 'v=1' });
+      expect(forwardedTraceHeaders()).toEqual({ traceparent: TRACEPARENT, tracestate: 'v=1' });
+      expect(logTraceFields()).toBeUndefined();
+    });
+    expect(currentCarrier()).toBeNull();
+    expect(traceColumns()).toEqual({ traceParent: null, traceState: null });
+    expect(forwardedTraceHeaders()).toEqual({});
+  });
+
+  it('gives the trace id of a stored traceparent', () => {
+    expect(traceIdOf(TRACEPARENT)).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(traceIdOf(null)).toBeNull();
+  });
+});
+
+describe('agentTraceEnv', () => {
+  it('is the OpenTelemetry environment carrier', () => {
+    expect(agentTraceEnv({ traceparent: TRACEPARENT, tracestate: 'v=1' })).toEqual({ TRACEPARENT: TRACEPARENT, TRACESTATE: 'v=1' });
+    expect(agentTraceEnv({ traceparent: TRACEPARENT })).toEqual({ TRACEPARENT: TRACEPARENT });
+    expect(agentTraceEnv(null)).toEqual({});
+  });
+});

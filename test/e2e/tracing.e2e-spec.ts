@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import { http } from '../harness/http';
+import { exportTo, LoggedServer, OtlpReceiver, ReceivedSpan } from '../harness/otlp';
+import { testEnv } from '../harness/system';
+import { waitFor } from '../harness/wait';
+import { makeWorkflow, pushPayload, sendWebhook, signedWebhook } from '../harness/webhooks';
+
+// The server runs from dist/ (the SDK must patch modules before they load): `npm run build` first.
+jest.setTimeout(120_000);
+
+const SERVER = 2;
+const PRODUCER = 4;
+const CONSUMER = 5;
+
+/** The sender's own trace: the webhook's traceparent names this trace and span. */
+const SENDER_TRACE = randomBytes(16).toString('hex');
+const SENDER_SPAN = randomBytes(8).toString('hex');
+
+interface Started {
+  server: LoggedServer;
+  env: Record<string, string | undefined>;
+  url: string;
+}
+
+async function startServer(settings: Record<string, string>): Promise<Started> {
+  const env = await testEnv({ role: 'all', env: { LOG_LEVEL: 'info', LOG_FORMAT: 'json', FORGE_WEBHOOK_SECRET: 'forge-secret', ...settings } });
+  const url = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
+  return { server: await new LoggedServer(env).start(`${url}/health/`), env, url };
+}
+
+/** Creates the workflow, sends a signed push carrying the sender's traceparent, waits for the task to complete. */
+async function runWebhookTask({ env, url }: Started, workflowId: string): Promise<{ guid: string; view: Record<string, unknown> }> {
+  const auth = { authorization: `Token ${env.API_TOKEN}` };
+  expect((await http('POST', `${url}/api/v1/workflows/`, { headers: auth, json: makeWorkflow(workflowId) })).status).toBe(201);
+  const webhook = await signedWebhook('forge', pushPayload(), { secret: 'forge-secret' });
+  webhook.headers.traceparent = `00-${SENDER_TRACE}-${SENDER_SPAN}-01`;
+  const routed = await sendWebhook(url, webhook);
+  expect(routed.status).toBe(200);
+  const guid = routed.body.task_guid as string;
+  const view = await waitFor(async () => {
+    const task = await http('GET', `${url}/api/v1/tasks/${guid}/`, { headers: auth });
+    return task.body.status === 'completed' ? (task.body as Record<string, unknown>) : null;
+  }, 60_000, `task ${guid} to complete`);
+  return { guid, view };
+}
+
+describe('one trace per task, from the webhook to the callback', () => {
+  let receiver: OtlpReceiver;
+  let started: Started;
+  let taskGuid: string;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    started = await startServer(exportTo(receiver));
+  });
+  afterAll(async () => {
+    await started?.server.stop();
+    await receiver?.stop();
+  });
+
+  it('joins the sender\'s trace and links the dispatch loop to it, down to the agent\'s own calls and the close', async () => {
+    const { guid, view } = await runWebhookTask(started, 'traced');
+    taskGuid = guid;
+    expect(view.trace_id).toBe(SENDER_TRACE);
+
+    // Each process exports in batches of its own: wait until the last spans of both roles are in.
+    const last = ['close task', 'send callback', 'POST /agent/checkback'];
+    const all = await waitFor(async () => {
+      const spans = await receiver.spans();
+      return last.every((name) => spans.some((span) => span.traceId === SENDER_TRACE && span.name === name)) ? spans : null;
+    }, 20_000, `the spans ${last.join(', ')} to be exported`);
+    const trace = all.filter((span) => span.traceId === SENDER_TRACE);
+    const one = (name: string | RegExp, kind?: number) => {
+      const found = trace.filter((span) => (typeof name === 'string' ? span.name === name : name.test(span.name)) && (kind === undefined || span.kind === kind));
+      expect(found.map((span) => span.name)).toEqual([found[0]?.name ?? String(name)]);
+      return found[0];
+    };
+    const byId = new Map(trace.map((span) => [span.spanId, span]));
+    const descends = (span: ReceivedSpan, ancestor: ReceivedSpan) => {
+      for (let at: ReceivedSpan | undefined = span; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) {
+        if (at.parentSpanId === ancestor.spanId) return true;
+      }
+      return false;
+    };
+
+    const ingest = one(/^POST \/api\/v1\/webhooks/, SERVER);
+    expect(ingest.parentSpanId).toBe(SENDER_SPAN);
+    const store = one('send controller.tasks', PRODUCER);
+    expect(descends(store, ingest)).toBe(true);
+    expect(store.attributes).toMatchObject({ 'task.guid': guid, 'task.workflow_id': 'traced', 'messaging.destination.name': 'controller.tasks' });
+
+    // The loop's batch span is a trace of its own, linked to the request that stored the task.
+    const batch = all.find((span) => span.name === 'receive controller.tasks' && span.links.some((link) => link.spanId === store.spanId));
+    expect(batch).toMatchObject({ kind: CONSUMER, parentSpanId: null, links: expect.arrayContaining([expect.objectContaining({ traceId: SENDER_TRACE, spanId: store.spanId })]) });
+    expect(batch!.traceId).not.toBe(SENDER_TRACE);
+    const handOff = one('process controller.tasks', CONSUMER);
+    expect(handOff.parentSpanId).toBe(store.spanId);
+    expect(handOff.links).toEqual([expect.objectContaining({ traceId: batch!.traceId, spanId: batch!.spanId })]);
+
+    const create = one('POST /tasks', SERVER);
+    expect(descends(create, handOff)).toBe(true);
+    const start = one('start agent');
+    expect(descends(start, create)).toBe(true);
+    expect(start.attributes).toMatchObject({ 'task.dispatcher_task_id': guid, 'task.agent_image': 'agent-examples/echo', 'task.runtime': 'local' });
+    // Sent by the agent SDK from inside the agent process, with TRACEPARENT naming the start.
+    for (const call of ['POST /agent/checkin', 'POST /agent/progress', 'POST /agent/checkback']) {
+      expect(trace.filter((span) => span.name === call && span.kind === SERVER && span.parentSpanId === start.spanId).length).toBeGreaterThan(0);
+    }
+    const callback = one('send callback', PRODUCER);
+    expect(descends(callback, create)).toBe(true);
+    const received = one(/^POST \/api\/v1\/tasks\/:guid\/callback/, SERVER);
+    expect(descends(received, callback)).toBe(true);
+    const close = one('close task');
+    expect(close.parentSpanId).toBe(received.spanId);
+    expect(close.attributes).toMatchObject({ 'task.guid': guid, 'task.status': 'completed' });
+
+    // Every span about this task is in this one trace (the loop's batch span only links to it).
+    const aboutTask = all.filter((span) => span.attributes['task.guid'] === guid || span.attributes['task.dispatcher_task_id'] === guid);
+    expect(new Set(aboutTask.map((span) => span.traceId))).toEqual(new Set([SENDER_TRACE]));
+    expect(trace.some((span) => span.name.startsWith('pg.query'))).toBe(true);
+  });
+
+  it('writes the trace and span ids on the log lines of that task\'s life', async () => {
+    const lines = started.server.lines;
+    const about = (message: string) => lines.filter((line) => line.msg === message && (line.taskId === taskGuid || line.task === taskGuid));
+    for (const message of ['Task accepted', 'Agent submitted', 'Callback delivered', 'Task finished']) {
+      const found = about(message);
+      expect(found.length).toBeGreaterThan(0);
+      expect(found.every((line) => line.trace_id === SENDER_TRACE && typeof line.span_id === 'string')).toBe(true);
+    }
+    const webhookAccess = lines.find((line) => line.msg === 'request completed' && String(line.url).startsWith('/api/v1/webhooks'));
+    expect(webhookAccess).toMatchObject({ trace_id: SENDER_TRACE });
+  });
+});
+
+describe('with tracing off', () => {
+  let receiver: OtlpReceiver;
+  let started: Started;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    // OTEL_SDK_DISABLED wins over an endpoint that is set.
+    started = await startServer({ ...exportTo(receiver), OTEL_SDK_DISABLED: 'true' });
+  });
+  afterAll(async () => {
+    await started?.server.stop();
+    await receiver?.stop();
+  });
+
+  it('exports nothing, and still keeps the sender\'s trace id on the task and forwards it to the dispatcher', async () => {
+    const { guid, view } = await runWebhookTask(started, 'untraced');
+    expect(view.trace_id).toBe(SENDER_TRACE);
+    const db = new Client({ connectionString: started.env.DATABASE_URL });
+    await db.connect();
+    try {
+      const { rows } = await db.query('SELECT trace_parent FROM dispatcher.tasks WHERE task_id = $1', [guid]);
+      expect(rows).toEqual([{ trace_parent: `00-${SENDER_TRACE}-${SENDER_SPAN}-01` }]);
+    } finally {
+      await db.end();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await receiver.spans()).toEqual([]);
+    expect(started.server.lines.some((line) => 'trace_id' in line)).toBe(false);
+  });
+});
