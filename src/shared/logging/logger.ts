@@ -52,7 +52,13 @@ const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_MS = 100;
 
 function bufferedStdout(): pino.DestinationStream {
-  return pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS } as Parameters<typeof pino.destination>[0]);
+  const stream = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES });
+  // sonic-boom's own periodicFlush writes even when nothing waits (a zero-byte write each time).
+  const waiting = stream as unknown as { _len: number; destroyed: boolean };
+  setInterval(() => {
+    if (!waiting.destroyed && waiting._len > 0) stream.flush();
+  }, LOG_FLUSH_MS).unref();
+  return stream;
 }
 
 export function rootLogger(): PinoLogger {
