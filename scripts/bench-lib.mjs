@@ -65,13 +65,14 @@ export function rssSampler(pid) {
  * It runs at the production default log level (`info`: one access line per request), its
  * output written to a file as a container runtime would collect it. BENCH_SERVER_NODE_ARGS
  * adds Node options to the server alone, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to
- * profile it under the benchmark's load.
+ * profile it under the benchmark's load. `main` is another build's entry (its checkout the
+ * server's working directory), to compare two builds in one run.
  */
-export async function bootServer(env, healthUrl) {
+export async function bootServer(env, healthUrl, main = path.join(root, 'dist/src/main.js')) {
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const logFile = path.join(mkdtempSync(path.join(tmpdir(), 'bench-log-')), 'server.log');
-  const child = spawn(process.execPath, [...nodeArgs, path.join(root, 'dist/src/main.js')], {
-    cwd: root,
+  const child = spawn(process.execPath, [...nodeArgs, main], {
+    cwd: path.resolve(path.dirname(main), '../..'),
     env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', openSync(logFile, 'a'), 'inherit'],
   });
@@ -209,7 +210,7 @@ export const allInOneConsumer = (maxConcurrent = 32) =>
  * production services' settings. Answers the server, its two base URLs, its API token and a
  * sentence for the output saying what consumes the tasks.
  */
-export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurrent = 32, imageCommands = {}, env = {} }) {
+export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurrent = 32, imageCommands = {}, env = {}, main }) {
   const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
   const token = secret();
   const controller = `http://127.0.0.1:${controllerPort}`;
@@ -218,7 +219,7 @@ export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurre
     CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
     LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
     LOCAL_IMAGE_COMMANDS: JSON.stringify({ [BENCH_AGENT_IMAGE]: BENCH_AGENT_COMMAND, ...imageCommands }), ...env,
-  }, `${controller}/health/`);
+  }, `${controller}/health/`, main);
   await dispatcherOnline(controller, token);
   return {
     ...server, controller, dispatcher: `http://127.0.0.1:${dispatcherPort}`, token,

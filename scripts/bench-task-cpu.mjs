@@ -13,6 +13,7 @@
 // taken off and printed.
 //
 //   BENCH_CPU_TASKS=200 BENCH_CPU_RATE=10 BENCH_CPU_ROUNDS=3 BENCH_CPU_MAX_CONCURRENT=32
+//   BENCH_CPU_COMPARE_MAIN=<checkout>/dist/src/main.js also runs another build each round (before/after).
 //   BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (boot included in the file).
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -74,14 +75,14 @@ const taskBody = (index) => JSON.stringify({
 });
 
 /** One run: boot, settle, N tasks paced, all completed, settle, CPU per task. */
-async function serverRun(services, work, round) {
+async function serverRun(services, work, round, main) {
   const db = await database();
   if (!db.url) throw new Error('bench-task-cpu needs local PostgreSQL (127.0.0.1:5432, user postgres)');
-  const dataDir = path.join(work, `run-${round}`);
+  const dataDir = path.join(work, `${main ? 'compare' : 'run'}-${round}`);
   const agent = new http.Agent({ keepAlive: true });
   let server;
   try {
-    server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, maxConcurrent });
+    server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, maxConcurrent, main });
     const headers = { authorization: `Token ${server.token}` };
     // One task first, so the spawner is up and every code path has run once (lazy imports, JIT).
     const warm = JSON.parse((await request(agent, `${server.controller}/api/v1/tasks/`, { method: 'POST', headers, body: taskBody(-1) })).text);
@@ -102,11 +103,21 @@ async function serverRun(services, work, round) {
     // Wait: one list GET per second of the newest tasks, until all are final (few requests, so little server CPU).
     let polls = 0;
     const finals = new Map();
+    const failures = [];
     for (const deadline = Date.now() + 300_000; Date.now() < deadline;) {
       polls++;
-      const page = JSON.parse((await request(agent, `${server.controller}/api/v1/tasks/?limit=500`, { headers })).text);
+      const answer = await request(agent, `${server.controller}/api/v1/tasks/?limit=500`, { headers }).catch((error) => ({ status: error.code, text: '' }));
+      if (answer.status !== 200) {
+        await sleep(1000);
+        continue;
+      }
       finals.clear();
-      for (const task of page.results) if (guids.includes(task.guid)) countStatus(finals, task.status);
+      failures.length = 0;
+      for (const task of JSON.parse(answer.text).results) {
+        if (!guids.includes(task.guid)) continue;
+        countStatus(finals, task.status);
+        if (task.status !== 'completed') failures.push(`${task.guid} ${task.status}: ${task.error_message ?? ''}`);
+      }
       if (['completed', 'failed', 'timed_out', 'cancelled'].reduce((n, s) => n + (finals.get(s) ?? 0), 0) >= guids.length) break;
       await sleep(1000);
     }
@@ -125,7 +136,8 @@ async function serverRun(services, work, round) {
       spawnerPerTask: (after.spawner - before.spawner) / taskCount,
       pollMs, idleMs: performance.now() - idleStarted,
     };
-    console.log(`   run: server ${run.perTask.toFixed(2)} ms CPU per task (${(after.server - before.server).toFixed(0)} ms, less ${pollMs.toFixed(0)} ms for ${polls} status polls); spawner ${run.spawnerPerTask.toFixed(2)} ms per task; POSTs ${tally(statuses)}; final ${tally(finals)}`);
+    console.log(`   ${main ? 'compared build' : 'run'}: server ${run.perTask.toFixed(2)} ms CPU per task (${(after.server - before.server).toFixed(0)} ms, less ${pollMs.toFixed(0)} ms for ${polls} status polls); spawner ${run.spawnerPerTask.toFixed(2)} ms per task; POSTs ${tally(statuses)}; final ${tally(finals)}`);
+    for (const failure of failures.slice(0, 5)) console.log(`   not completed: ${failure}`);
     return run;
   } finally {
     agent.destroy();
@@ -173,13 +185,23 @@ async function main() {
   const services = await productionServices();
   try {
     premises(services.statement, `consumer: ${allInOneConsumer(maxConcurrent)}`, `${taskCount} tasks per run at ${taskRate}/s, ${rounds} runs, each between two floor runs`);
-    const result = await interleaved(rounds, floorRun, (round) => serverRun(services, work, round));
+    // BENCH_CPU_COMPARE_MAIN: another build's dist/src/main.js, run right before this one in each round.
+    const compareMain = process.env.BENCH_CPU_COMPARE_MAIN;
+    const compared = [];
+    const result = await interleaved(rounds, floorRun, async (round) => {
+      if (compareMain) compared.push(await serverRun(services, work, round, compareMain));
+      return serverRun(services, work, round);
+    });
     const ok = requireStatuses('POST /api/v1/tasks/', new Map(result.runs.flatMap((run) => [...run.statuses])), [201])
       & requireStatuses('final statuses', new Map(result.runs.flatMap((run) => [...run.finals])), ['completed'])
       & requireStatuses('floor agents (exit code)', new Map(result.baselines.flatMap((run) => [...run.exits])), [0]);
     const ms = (value) => `${value.toFixed(2)} ms`;
     console.log(`server CPU per task life: ${spread(result.runs.map((run) => run.perTask), ms)}; spawner ${spread(result.runs.map((run) => run.spawnerPerTask), ms)}`);
     console.log(`floor CPU per task (bare server + spawn): ${spread(result.baselines.map((run) => run.perTask), ms)}`);
+    if (compareMain) {
+      console.log(`compared build (${compareMain}) CPU per task life: ${spread(compared.map((run) => run.perTask), ms)}`);
+      console.log(`this build over the compared one, same round: ${spread(result.runs.map((run, i) => run.perTask / compared[i].perTask), (value) => `${(100 * value).toFixed(0)}%`)}`);
+    }
     const ratios = result.ratios((run) => run.perTask);
     console.log(`server over the floor beside it: ${spread(ratios, (value) => `${value.toFixed(1)}x`)}`);
     const value = median(result.runs.map((run) => run.perTask));
