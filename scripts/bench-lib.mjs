@@ -210,7 +210,8 @@ export const allInOneConsumer = (maxConcurrent = 32) =>
  * production services' settings. Answers the server, its two base URLs, its API token and a
  * sentence for the output saying what consumes the tasks.
  */
-export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurrent = 32, imageCommands = {}, env = {} }) {
+export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurrent = 32, imageCommands = {}, env = {}, main }) {
+  // `main`: another build's dist/src/main.js, its checkout the server's root.
   const [controllerPort, dispatcherPort] = [await freePort(), await freePort()];
   const token = secret();
   const controller = `http://127.0.0.1:${controllerPort}`;
@@ -219,7 +220,7 @@ export async function bootAllInOne({ services, databaseUrl, dataDir, maxConcurre
     CONTROLLER_PORT: String(controllerPort), DISPATCHER_PORT: String(dispatcherPort), API_TOKEN: token,
     LOCAL_ENGINE: 'process', MAX_CONCURRENT_TASKS: String(maxConcurrent), HEARTBEAT_INTERVAL_SECONDS: '2',
     LOCAL_IMAGE_COMMANDS: JSON.stringify({ [BENCH_AGENT_IMAGE]: BENCH_AGENT_COMMAND, ...imageCommands }), ...env,
-  }, `${controller}/health/`);
+  }, `${controller}/health/`, main ? path.resolve(path.dirname(main), '../..') : root);
   await dispatcherOnline(controller, token);
   return {
     ...server, controller, dispatcher: `http://127.0.0.1:${dispatcherPort}`, token,

@@ -1,7 +1,7 @@
 import { INestApplication, Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { CONTROLLER_HOT_ROUTES, ControllerModule } from './controller/controller.module';
-import { DispatcherModule } from './dispatcher/dispatcher.module';
+import { DISPATCHER_HOT_ROUTES, DispatcherModule } from './dispatcher/dispatcher.module';
 import { AppConfig } from './shared/config/config';
 import { roleDataSourceOptions, SchemaRole } from './shared/database/data-sources';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './shared/database/embedded-postgres';
@@ -34,7 +34,7 @@ export async function createRoleApp(role: SchemaRole, config: AppConfig): Promis
     abortOnError: false,
     forceCloseConnections: true,
   });
-  const hotRoutes = role === 'controller' ? CONTROLLER_HOT_ROUTES.flatMap((provider) => app.get(provider, { strict: false }).routes()) : [];
+  const hotRoutes = (role === 'controller' ? CONTROLLER_HOT_ROUTES : DISPATCHER_HOT_ROUTES).flatMap((provider) => app.get(provider, { strict: false }).routes());
   configureHttp(app, role, config, hotRoutes, ROLE_SCHEMAS[role]);
   return app;
 }

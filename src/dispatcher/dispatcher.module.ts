@@ -6,7 +6,9 @@ import { CacheModule } from '../shared/cache/cache.module';
 import { DatabaseModule } from '../shared/database/database.module';
 import { MetricsModule } from '../shared/metrics/metrics.module';
 import { StorageModule } from '../shared/storage/storage.module';
+import { HotRoute } from '../shared/http/hot-routes';
 import { AgentModule } from './agent/agent.module';
+import { AgentHotRoutes } from './agent/agent-hot-routes';
 import { DispatcherAuthModule } from './auth/auth.module';
 import { CallbacksModule } from './callbacks/callbacks.module';
 import { DispatcherRetention } from './dispatcher-retention';
@@ -19,6 +21,9 @@ import { SchedulerModule } from './scheduler/scheduler.module';
 import { TasksModule } from './tasks/tasks.module';
 
 /** The dispatcher's feature modules, one per folder under src/dispatcher/. */
+/** The providers of the dispatcher's hot routes (see `serveHotRoutesFirst`): the agent protocol. */
+export const DISPATCHER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [AgentHotRoutes];
+
 export const DISPATCHER_FEATURES: Type[] = [DispatcherAuthModule, RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, SchedulerModule, RegistrationModule];
 
 /** Root module of the `dispatcher` role. */

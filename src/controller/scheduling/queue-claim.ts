@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { hydrate } from '../../shared/database/statements';
+import { hydrate, runPrepared } from '../../shared/database/statements';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 import { Task } from '../tasks/tasks.entity';
 import { ClaimCandidate, ClaimSlots } from './claim-plan';
@@ -42,9 +42,41 @@ interface CandidateRow {
  * its way), so neither a key's limit nor a dispatcher's capacity is ever exceeded. A claim
  * is a few index walks, so the wait is short; sending to dispatchers happens after it.
  */
+/** What a dispatch round has to do, read in one statement before it does any of it. */
+export interface RoundProbe {
+  /** A dispatcher heard within two of its heartbeat intervals of `now` (dispatcher-state.ts's `online`). */
+  online: boolean;
+  /** A pending task is due and unclaimed: a claim may find work. */
+  claimable: boolean;
+  /** A superseded open task has not been asked to stop yet (superseded-cancels.ts). */
+  superseded: boolean;
+}
+
 @Injectable()
 export class QueueClaim {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /**
+   * One read, no lock: most rounds (woken by a batch that ended, a callback, another
+   * replica) find nothing to claim, and a claim's transaction, advisory lock and five
+   * statements are then spared. A task stored after this read wakes a round of its own.
+   */
+  async probe(now: Date): Promise<RoundProbe> {
+    const [row] = await runPrepared<RoundProbe>(
+      this.db,
+      `SELECT
+         EXISTS (SELECT 1 FROM "controller"."dispatchers"
+                 WHERE last_heartbeat_at >= $1::timestamptz - make_interval(secs => 2 * heartbeat_interval_seconds)) AS online,
+         EXISTS (SELECT 1 FROM ${TASKS}
+                 WHERE status = 'pending'
+                   AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
+                   AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())) AS claimable,
+         EXISTS (SELECT 1 FROM ${TASKS}
+                 WHERE superseded_by IS NOT NULL AND status IN ('dispatched', 'running') AND cancel_requested_at IS NULL) AS superseded`,
+      [now.toISOString()],
+    );
+    return row;
+  }
 
   async claim(size: number, leaseSeconds: number): Promise<Task[]> {
     return this.db.transaction(async (manager) => {

@@ -79,7 +79,9 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       this.watchdogDueAt = Date.now() + this.config.taskDispatchRetrySeconds * 1000;
       await this.timeOutSilentTasks();
     }
-    await this.superseded.sendDue();
+    const started = new Date();
+    const probe = await this.queue.probe(started);
+    if (probe.superseded) await this.superseded.sendDue();
     if (Date.now() < this.idleUntil) {
       // A wake-up while idle is put off, not lost: another replica may have seen a dispatcher come.
       this.idleWake ??= setTimeout(() => {
@@ -88,8 +90,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       }, this.idleUntil - Date.now());
       return;
     }
-    const started = new Date();
-    if (!(await this.dispatchers.anyOnline(started))) {
+    if (!probe.online) {
       // Nothing to send anywhere: pending tasks are not claimed, only told why they wait,
       // and the database is asked again in a second (or when a dispatcher comes online here).
       this.idleUntil = started.getTime() + IDLE_RECHECK_MS;
@@ -97,6 +98,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       this.notedSince = new Date(started.getTime() - NOTE_OVERLAP_MS);
       return;
     }
+    if (!probe.claimable) return;
     const size = this.config.dispatchBatchSize;
     while (this.inFlight.size < BATCHES_IN_FLIGHT) {
       const batch = await this.queue.claim(size, this.config.dispatchClaimLeaseSeconds);

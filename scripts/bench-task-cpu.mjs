@@ -1,0 +1,219 @@
+#!/usr/bin/env node
+// Server CPU per task life in the `all` role (issue 23, item 1). Each run boots the all-in-one
+// server on a fresh database (process engine, the shell agent of bench-pipeline C), lets it
+// settle, reads the server process's CPU time (user + system, /proc/<pid>/stat), posts N tasks
+// at a steady rate, waits until every one is `completed` at the controller, waits for the
+// callbacks and logs to settle, and reads the CPU time again: (after - before) / N, boot
+// excluded. The process spawner (a process of its own) is reported beside it.
+// Baseline, interleaved (floor, run, floor, ..., floor): the bare spawner floor in a process of
+// its own, a node:http server that spawns the same agent N times at the same rate and answers
+// its check-in and check-back with nothing stored; its CPU per task is measured the same way.
+// The status polls the script sends to wait for the tasks cost the server CPU too: they are
+// counted and their CPU, measured on their own after the run (the same number of GETs), is
+// taken off and printed.
+//
+//   BENCH_CPU_TASKS=200 BENCH_CPU_RATE=10 BENCH_CPU_ROUNDS=3 BENCH_CPU_MAX_CONCURRENT=32
+//   BENCH_CPU_COMPARE_MAIN=<checkout>/dist/src/main.js also runs another build each round (before/after).
+//   BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (boot included in the file).
+import { fork, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  allInOneConsumer, BENCH_AGENT_COMMAND, BENCH_AGENT_IMAGE, bootAllInOne, countStatus, database, emitFigure, interleaved, median,
+  premises, productionServices, requireStatuses, root, runBenchScript, spread, tally,
+} from './bench-lib.mjs';
+
+const env = (name, fallback) => Number(process.env[name] ?? fallback);
+const taskCount = env('BENCH_CPU_TASKS', 200);
+const taskRate = env('BENCH_CPU_RATE', 10);
+const rounds = env('BENCH_CPU_ROUNDS', process.env.BENCH_ROUNDS ?? 3);
+const maxConcurrent = env('BENCH_CPU_MAX_CONCURRENT', 32);
+const AGENT = BENCH_AGENT_COMMAND.split(' ');
+const TICKS_PER_SECOND = 100;
+const sleep = (millis) => new Promise((resolve) => setTimeout(resolve, millis));
+
+/** CPU milliseconds (user + system) a process has used so far. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** The process spawner started for `dataDir`, if one runs. */
+function spawnerPid(dataDir) {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, 'utf8');
+      if (cmdline.includes('process-spawner') && cmdline.includes(dataDir)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+function request(agent, url, { method = 'GET', headers = {}, body } = {}) {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const bodyHeaders = body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) };
+    const req = http.request({ hostname: target.hostname, port: target.port, path: target.pathname + target.search, method, headers: { ...bodyHeaders, ...headers }, agent }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, text: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+const taskBody = (index) => JSON.stringify({
+  agent_image: BENCH_AGENT_IMAGE, runtime_target: { type: 'local', namespace: '' }, resources: { cpu: '100m', memory: '128Mi' },
+  timeout_seconds: 300, brief: { bench: 'cpu', n: index, prompt: 'Summarise the pull request and list the risky changes.' },
+});
+
+/** One run: boot, settle, N tasks paced, all completed, settle, CPU per task. */
+async function serverRun(services, work, round, main) {
+  const db = await database();
+  if (!db.url) throw new Error('bench-task-cpu needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+  const dataDir = path.join(work, `${main ? 'compare' : 'run'}-${round}`);
+  const agent = new http.Agent({ keepAlive: true });
+  let server;
+  try {
+    server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, maxConcurrent, main });
+    const headers = { authorization: `Token ${server.token}` };
+    // One task first, so the spawner is up and every code path has run once (lazy imports, JIT).
+    const warm = JSON.parse((await request(agent, `${server.controller}/api/v1/tasks/`, { method: 'POST', headers, body: taskBody(-1) })).text);
+    while (JSON.parse((await request(agent, `${server.controller}/api/v1/tasks/${warm.guid}/`, { headers })).text).status !== 'completed') await sleep(200);
+    await sleep(3000);
+    const pid = server.child.pid;
+    const spawner = spawnerPid(dataDir);
+    const before = { server: cpuMs(pid), spawner: spawner ? cpuMs(spawner) : 0 };
+    const started = performance.now();
+    const statuses = new Map();
+    const guids = [];
+    await Promise.all(Array.from({ length: taskCount }, async (_, index) => {
+      await sleep(Math.max(0, started + (index * 1000) / taskRate - performance.now()));
+      const answer = await request(agent, `${server.controller}/api/v1/tasks/`, { method: 'POST', headers, body: taskBody(index) }).catch((error) => ({ status: `error ${error.code}` }));
+      countStatus(statuses, answer.status);
+      if (answer.status === 201) guids.push(JSON.parse(answer.text).guid);
+    }));
+    // Wait: one list GET per second of the newest tasks, until all are final (few requests, so little server CPU).
+    let polls = 0;
+    const finals = new Map();
+    const failures = [];
+    for (const deadline = Date.now() + 300_000; Date.now() < deadline;) {
+      polls++;
+      const answer = await request(agent, `${server.controller}/api/v1/tasks/?limit=500`, { headers }).catch((error) => ({ status: error.code, text: '' }));
+      if (answer.status !== 200) {
+        await sleep(1000);
+        continue;
+      }
+      finals.clear();
+      failures.length = 0;
+      for (const task of JSON.parse(answer.text).results) {
+        if (!guids.includes(task.guid)) continue;
+        countStatus(finals, task.status);
+        if (task.status !== 'completed') failures.push(`${task.guid} ${task.status}: ${task.error_message ?? ''}`);
+      }
+      if (['completed', 'failed', 'timed_out', 'cancelled'].reduce((n, s) => n + (finals.get(s) ?? 0), 0) >= guids.length) break;
+      await sleep(1000);
+    }
+    // Callbacks, logs and events settle after the last final state.
+    await sleep(3000);
+    const after = { server: cpuMs(pid), spawner: spawner ? cpuMs(spawner) : 0 };
+    // What the polls cost, measured alone on the idle server.
+    const idleBefore = cpuMs(pid);
+    const idleStarted = performance.now();
+    for (let i = 0; i < polls; i++) await request(agent, `${server.controller}/api/v1/tasks/?limit=500`, { headers });
+    const pollMs = cpuMs(pid) - idleBefore;
+    const seconds = (performance.now() - started) / 1000;
+    const run = {
+      statuses, finals, polls, seconds,
+      perTask: (after.server - before.server - pollMs) / taskCount,
+      spawnerPerTask: (after.spawner - before.spawner) / taskCount,
+      pollMs, idleMs: performance.now() - idleStarted,
+    };
+    console.log(`   ${main ? 'compared build' : 'run'}: server ${run.perTask.toFixed(2)} ms CPU per task (${(after.server - before.server).toFixed(0)} ms, less ${pollMs.toFixed(0)} ms for ${polls} status polls); spawner ${run.spawnerPerTask.toFixed(2)} ms per task; POSTs ${tally(statuses)}; final ${tally(finals)}`);
+    for (const failure of failures.slice(0, 5)) console.log(`   not completed: ${failure}`);
+    return run;
+  } finally {
+    agent.destroy();
+    await server?.stop();
+    await db.drop();
+  }
+}
+
+/** The floor's process: bare server + spawns, reports its own CPU per task. */
+async function floorProcess() {
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+  });
+  const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+  const exits = new Map();
+  const before = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(Array.from({ length: taskCount }, async (_, index) => {
+    await sleep(Math.max(0, started + (index * 1000) / taskRate - performance.now()));
+    const child = spawn(AGENT[0], AGENT.slice(1), {
+      cwd: root, stdio: 'ignore',
+      env: { PATH: process.env.PATH, TASK_ID: `bare-${index}`, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k' },
+    });
+    countStatus(exits, await new Promise((resolve) => child.once('exit', resolve)));
+  }));
+  const used = process.cpuUsage(before);
+  server.close();
+  process.send({ perTask: (used.user + used.system) / 1000 / taskCount, exits: [...exits] });
+}
+
+async function floorRun() {
+  const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const result = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the floor exited with ${code}`)));
+  });
+  child.disconnect();
+  console.log(`   floor: ${result.perTask.toFixed(2)} ms CPU per task; agent exit codes ${tally(new Map(result.exits))}`);
+  return { perTask: result.perTask, exits: new Map(result.exits) };
+}
+
+async function main() {
+  const work = mkdtempSync(path.join(tmpdir(), 'bench-task-cpu-'));
+  const services = await productionServices();
+  try {
+    premises(services.statement, `consumer: ${allInOneConsumer(maxConcurrent)}`, `${taskCount} tasks per run at ${taskRate}/s, ${rounds} runs, each between two floor runs`);
+    // BENCH_CPU_COMPARE_MAIN: another build's dist/src/main.js, run right before this one in each round.
+    const compareMain = process.env.BENCH_CPU_COMPARE_MAIN;
+    const compared = [];
+    const result = await interleaved(rounds, floorRun, async (round) => {
+      if (compareMain) compared.push(await serverRun(services, work, round, compareMain));
+      return serverRun(services, work, round);
+    });
+    const ok = requireStatuses('POST /api/v1/tasks/', new Map(result.runs.flatMap((run) => [...run.statuses])), [201])
+      & requireStatuses('final statuses', new Map(result.runs.flatMap((run) => [...run.finals])), ['completed'])
+      & requireStatuses('floor agents (exit code)', new Map(result.baselines.flatMap((run) => [...run.exits])), [0]);
+    const ms = (value) => `${value.toFixed(2)} ms`;
+    console.log(`server CPU per task life: ${spread(result.runs.map((run) => run.perTask), ms)}; spawner ${spread(result.runs.map((run) => run.spawnerPerTask), ms)}`);
+    console.log(`floor CPU per task (bare server + spawn): ${spread(result.baselines.map((run) => run.perTask), ms)}`);
+    if (compareMain) {
+      console.log(`compared build (${compareMain}) CPU per task life: ${spread(compared.map((run) => run.perTask), ms)}`);
+      console.log(`this build over the compared one, same round: ${spread(result.runs.map((run, i) => run.perTask / compared[i].perTask), (value) => `${(100 * value).toFixed(0)}%`)}`);
+    }
+    const ratios = result.ratios((run) => run.perTask);
+    console.log(`server over the floor beside it: ${spread(ratios, (value) => `${value.toFixed(1)}x`)}`);
+    const value = median(result.runs.map((run) => run.perTask));
+    emitFigure({
+      figure: 'server CPU per task life (all role, boot excluded)', value: ms(value),
+      baseline: `${ms(median(result.baselines.map((run) => run.perTask)))} bare spawner floor`, ratio: `${median(ratios).toFixed(1)}x`,
+      target: '<= 10 ms', met: Boolean(ok) && value <= 10,
+    });
+  } finally {
+    await services.stop();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+runBenchScript(main, floorProcess);
