@@ -12,6 +12,7 @@ import { CallbacksModule } from './callbacks/callbacks.module';
 import { DispatcherRetention } from './dispatcher-retention';
 import { HealthModule } from './health/health.module';
 import { DispatcherGauges } from './metrics/dispatcher-gauges';
+import { PoolsModule } from './pools/pools.module';
 import { RegistrationModule } from './registration/registration.module';
 import { ReplicasModule } from './replicas/replicas.module';
 import { RuntimeModule } from './runtime/runtime.module';
@@ -19,7 +20,7 @@ import { SchedulerModule } from './scheduler/scheduler.module';
 import { TasksModule } from './tasks/tasks.module';
 
 /** The dispatcher's feature modules, one per folder under src/dispatcher/. */
-export const DISPATCHER_FEATURES: Type[] = [DispatcherAuthModule, RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, SchedulerModule, RegistrationModule];
+export const DISPATCHER_FEATURES: Type[] = [DispatcherAuthModule, RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, PoolsModule, SchedulerModule, RegistrationModule];
 
 /** Root module of the `dispatcher` role. */
 @Module({})

@@ -1,0 +1,49 @@
+import { createHmac } from 'node:crypto';
+import { Client } from 'pg';
+import { http } from './http';
+import { TestSystem } from './system';
+import { waitFor } from './wait';
+
+/** A WARM_POOLS entry for the local backend; override any field. */
+export function makePool(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name: 'echo', image: 'agent-examples/echo', backend: 'local', size: 2, resources: { cpu: '1', memory: '512Mi' }, ...overrides };
+}
+
+export function poolKeyOf(system: TestSystem, pool: string): string {
+  return createHmac('sha256', system.agentKey).update(`pool:${pool}`).digest('hex');
+}
+
+/** Each pool's `{size, idle}` as `/ready` reports them. */
+export async function readyPools(system: TestSystem): Promise<Record<string, { size: number; idle: number }>> {
+  const answer = await http('GET', `${system.dispatcherUrl}/ready`);
+  return answer.body?.details?.warm_pools?.pools ?? {};
+}
+
+export function waitForIdle(system: TestSystem, pool: string, idle: number, timeoutMs = 20_000): Promise<unknown> {
+  return waitFor(async () => (await readyPools(system))[pool]?.idle === idle, timeoutMs, `pool ${pool} to have ${idle} idle agents`);
+}
+
+export interface PoolAgentRow {
+  agent_id: string;
+  pool: string;
+  state: string;
+  task_id: string | null;
+  runtime_ref: string | null;
+}
+
+/** The pool agents table as the dispatcher left it. */
+export async function poolAgents(system: TestSystem): Promise<PoolAgentRow[]> {
+  const client = new Client({ connectionString: system.config.databaseUrl! });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT agent_id, pool, state, task_id, runtime_ref FROM "dispatcher"."pool_agents" ORDER BY created_at`);
+    return rows as PoolAgentRow[];
+  } finally {
+    await client.end();
+  }
+}
+
+export function claimApi(system: TestSystem, key: string) {
+  return (body: unknown, waitSeconds = 0) =>
+    http('POST', `${system.dispatcherUrl}/agent/claim?wait_seconds=${waitSeconds}`, { json: body, headers: { 'X-Agent-Key': key } });
+}
