@@ -1,6 +1,6 @@
 import { agentApi, makeTaskRequest, taskApi, waitForStatus } from '../harness/dispatcher';
 import { startTestSystem, TestSystem } from '../harness/system';
-import { claimApi, makePool, poolAgents, poolKeyOf, readyPools, waitForIdle } from '../harness/warm-pools';
+import { claimApi, killPoolAgents, makePool, poolAgents, poolKeyOf, readyPools, waitForIdle } from '../harness/warm-pools';
 
 // Agents run from dist/: `npm run build` first.
 jest.setTimeout(60_000);
@@ -13,7 +13,9 @@ describe('warm pools on the process engine', () => {
     await waitForIdle(system, 'echo', 2);
   });
   afterAll(async () => {
+    const agents = system ? await poolAgents(system) : [];
     await system?.close();
+    killPoolAgents(agents.map((agent) => agent.agent_id));
   });
 
   it('gives a fitting task to an idle agent, which checks in and completes it', async () => {

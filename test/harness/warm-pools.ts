@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { http } from './http';
 import { TestSystem } from './system';
@@ -46,4 +47,29 @@ export async function poolAgents(system: TestSystem): Promise<PoolAgentRow[]> {
 export function claimApi(system: TestSystem, key: string) {
   return (body: unknown, waitSeconds = 0) =>
     http('POST', `${system.dispatcherUrl}/agent/claim?wait_seconds=${waitSeconds}`, { json: body, headers: { 'X-Agent-Key': key } });
+}
+
+/** Process ids on this host whose environment says they are the pool agent `agentId`. */
+export function poolAgentProcesses(agentId: string): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/environ`, 'latin1').split('\0').includes(`AGENT_ID=${agentId}`)) found.push(Number(entry));
+    } catch {
+      // ended meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** SIGKILLs every process of these pool agents (the dispatcher leaves its idle agents running when it stops, for the next one to adopt). */
+export function killPoolAgents(agentIds: string[]): void {
+  for (const pid of agentIds.flatMap(poolAgentProcesses)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
 }

@@ -169,22 +169,22 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
    * retired. Agents of claimed tasks are the scheduler's, as any task's agent.
    */
   private async adopt(): Promise<void> {
-    const managed = new Map<string, string>();
+    const managed = new Map<string, { ref: string; ended: boolean }>();
     const backends = new Set(this.pools.map((pool) => pool.backend));
     for (const backend of this.runtimes.backends.filter((candidate: RuntimeBackend) => backends.has(candidate.name))) {
-      for (const agent of await backend.listManaged()) if (!hasEnded(agent.state)) managed.set(agent.taskId, agent.ref);
+      for (const agent of await backend.listManaged()) managed.set(agent.taskId, { ref: agent.ref, ended: hasEnded(agent.state) });
     }
     let kept = 0;
     for (const agent of await this.agents.liveOf(this.config.dispatcherInstance)) {
       if (agent.state !== 'idle') continue;
-      const ref = managed.get(agent.agentId);
-      if (ref && agent.runtimeRef === ref) {
+      const known = managed.get(agent.agentId);
+      if (known && !known.ended && agent.runtimeRef === known.ref) {
         kept += 1;
         continue;
       }
-      // Not stopped by its old reference: a process id may belong to another process by now.
-      if (!ref) await this.agents.retire(agent.agentId, ['idle']);
-      else await this.retireAndRemove({ ...agent, runtimeRef: ref }, 'its runtime reference changed while the dispatcher was away');
+      // Stopped and removed only through what the runtime knows: an old process id may be another process's by now.
+      if (known) await this.retireAndRemove({ ...agent, runtimeRef: known.ref }, 'it ended or changed while the dispatcher was away');
+      else await this.agents.retire(agent.agentId, ['idle']);
     }
     if (kept > 0) this.logger.log({ kept }, 'Pool agents taken up after a restart');
   }
