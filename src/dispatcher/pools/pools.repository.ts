@@ -91,10 +91,10 @@ export class PoolsRepository {
       .orderBy('agent.created_at').getMany();
   }
 
-  /** Idle and claimed agents per pool, across every replica. */
+  /** Idle agents (those their runtime has taken: a task may be given to them) and claimed ones per pool, across every replica. */
   async counts(): Promise<PoolCount[]> {
     const rows = (await this.db.query(
-      `SELECT pool, count(*) FILTER (WHERE state = 'idle')::int AS idle, count(*) FILTER (WHERE state = 'claimed')::int AS claimed
+      `SELECT pool, count(*) FILTER (WHERE state = 'idle' AND runtime_ref IS NOT NULL)::int AS idle, count(*) FILTER (WHERE state = 'claimed')::int AS claimed
        FROM ${AGENTS} WHERE state <> 'gone' GROUP BY pool`,
     )) as PoolCount[];
     return rows;
