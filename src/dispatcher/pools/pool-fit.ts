@@ -4,6 +4,7 @@ import { WarmPool } from '../../shared/config/warm-pools-settings';
 import { parseQuantity } from '../../shared/validation/quantities';
 import { isolationOf } from '../scheduler/agent-spec';
 import { TaskEntity } from '../tasks/task.entity';
+import { poolIsolationOf } from './pool-agent-spec';
 
 export type FitTask = Pick<TaskEntity, 'agentImage' | 'runtimeType' | 'runtimeNamespace' | 'resources' | 'runtimeClass' | 'network' | 'security' | 'secretEnv' | 'podAdditions'>;
 
@@ -15,10 +16,10 @@ export interface FitSettings {
 /**
  * The pool whose idle agent may take the task, or null (the task starts cold). A task fits
  * when its image, backend (and namespace), runtime class are the pool's and its resources no
- * more than the pool's. What a running agent can no longer change starts cold as well: on the
- * local engines a container's or process's network, security and secret values are fixed when
- * it starts, so only tasks asking for the dispatcher's defaults and no secrets fit there; pod
- * additions are fixed on every engine.
+ * more than the pool's. What a running agent can no longer change starts cold as well: secret
+ * values, security and pod additions are fixed when it starts on every engine, and so is the
+ * network of a local container or process; on Kubernetes the task's egress policy is added at
+ * claim, so any egress but `none` fits there.
  */
 export function fittingPool(task: FitTask, pools: readonly WarmPool[], settings: FitSettings): WarmPool | null {
   return pools.find((pool) => fits(task, pool, settings)) ?? null;
@@ -30,14 +31,13 @@ export function fits(task: FitTask, pool: WarmPool, settings: FitSettings): bool
   const defaults = settings.agentIsolation;
   if ((task.runtimeClass ?? defaults.runtimeClass) !== (pool.runtimeClass ?? defaults.runtimeClass)) return false;
   if (!withinResources(task.resources, pool.resources)) return false;
-  if (Object.keys(task.podAdditions ?? {}).length > 0) return false;
-  if (pool.backend === 'local') {
-    if (Object.keys(task.secretEnv ?? {}).length > 0) return false;
-    const asked = isolationOf(task, defaults);
-    const given = isolationOf({ runtimeClass: pool.runtimeClass, network: null, security: null }, defaults);
-    if (!isDeepStrictEqual(asked.network, given.network) || !isDeepStrictEqual(asked.security, given.security)) return false;
-  }
-  return true;
+  if (Object.keys(task.podAdditions ?? {}).length > 0 || Object.keys(task.secretEnv ?? {}).length > 0) return false;
+  const asked = isolationOf(task, defaults);
+  const given = poolIsolationOf(pool, defaults);
+  if (!isDeepStrictEqual(asked.security, given.security)) return false;
+  // A warm pod's egress grows to the task's at claim (policies add up), never shrinks to none.
+  if (pool.backend === 'kubernetes') return asked.network.egress !== 'none';
+  return isDeepStrictEqual(asked.network, given.network);
 }
 
 function withinResources(asked: { cpu: string; memory: string }, given: { cpu: string; memory: string }): boolean {

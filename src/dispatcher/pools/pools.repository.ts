@@ -33,8 +33,9 @@ export class PoolsRepository {
    * Gives the task (still `starting`) to the pool's oldest idle agent that has been handed to its
    * runtime, and records the agent on the task, in one transaction: another replica's claim
    * skips the locked agent, and a task cancelled meanwhile takes no agent. Null: no idle agent.
+   * `ready` runs while the agent is locked and before the commit (a failure leaves the agent idle).
    */
-  assign(pool: string, taskId: string): Promise<PoolAgentEntity | null> {
+  assign(pool: string, taskId: string, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined): Promise<PoolAgentEntity | null> {
     return this.db.transaction(async (manager) => {
       // An UPDATE answers [rows, affected count] through TypeORM's query().
       const [[agent]] = (await manager.query(
@@ -45,6 +46,8 @@ export class PoolsRepository {
         [pool, taskId],
       )) as [Record<string, unknown>[], number];
       if (!agent) return null;
+      // Before the commit: no claim can see the task until what its isolation needs is in place.
+      await ready(this.toAgent(agent));
       const [[moved]] = (await manager.query(
         `UPDATE ${TASKS} SET runtime_ref = $2, runtime_owner = $3, pool = $4, pool_agent_id = $5
          WHERE task_id = $1 AND status = 'starting' RETURNING task_id`,
@@ -82,6 +85,11 @@ export class PoolsRepository {
       [agentId, from],
     )) as [unknown[], number];
     return rows.length === 1;
+  }
+
+  /** Every agent that is not gone, oldest first. */
+  live(): Promise<PoolAgentEntity[]> {
+    return this.db.getRepository(PoolAgentEntity).createQueryBuilder('agent').where(`agent.state <> 'gone'`).orderBy('agent.created_at').getMany();
   }
 
   /** The agents `owner` started that are not gone, oldest first. */

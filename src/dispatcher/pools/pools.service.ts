@@ -13,6 +13,7 @@ import { PoolClaims } from './pool-claims';
 import { fittingPool } from './pool-fit';
 import { poolClaims, poolMisses, poolRefillDuration } from './pool-metrics';
 import { PoolsRepository } from './pools.repository';
+import { agentSpecOf } from '../scheduler/agent-spec';
 
 const REFILL_TICK_MS = 1_000;
 /** Idle agents are asked about by their runtime this often (an exit pushed by the runtime is seen at once). */
@@ -72,7 +73,9 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
   async assign(task: TaskEntity): Promise<PoolAgentEntity | null> {
     const pool = fittingPool(task, this.pools, { kubeNamespace: this.config.kubeNamespace, agentIsolation: this.config.agentIsolation });
     if (!pool) return null;
-    const agent = await this.agents.assign(pool.name, task.taskId);
+    const backend = this.runtimes.get(pool.backend)!;
+    const ready = backend.claimFor ? (idle: PoolAgentEntity) => backend.claimFor!(idle.agentId, idle.runtimeRef!, agentSpecOf(task, this.config)) : undefined;
+    const agent = await this.agents.assign(pool.name, task.taskId, ready);
     this.refills.kick();
     if (!agent) {
       poolMisses.inc({ pool: pool.name });
@@ -108,13 +111,17 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
 
   private async refill(): Promise<void> {
     const tick = this.ticks++;
-    const live = await this.agents.liveOf(this.config.dispatcherInstance);
-    if (tick % CHECK_IDLE_EVERY_TICKS === 0) await this.checkIdle(live.filter((agent) => agent.state === 'idle'));
-    for (const agent of live.filter((candidate) => candidate.state === 'idle' && !this.pools.some((pool) => pool.name === candidate.pool))) {
+    const live = await this.agents.live();
+    const mine = live.filter((agent) => agent.owner === this.config.dispatcherInstance);
+    if (tick % CHECK_IDLE_EVERY_TICKS === 0) await this.checkIdle(mine.filter((agent) => agent.state === 'idle'));
+    for (const agent of mine.filter((candidate) => candidate.state === 'idle' && !this.pools.some((pool) => pool.name === candidate.pool))) {
       await this.retireAndRemove(agent, 'its pool is no longer configured');
     }
     for (const pool of this.pools) {
-      const idle = live.filter((agent) => agent.pool === pool.name && agent.state === 'idle');
+      // Host-local agents serve only tasks that reach their replica's host: each replica keeps its own pool.
+      // Elsewhere (Kubernetes) any replica reaches any agent, and the pool is one across replicas.
+      const scope = this.runtimes.get(pool.backend)!.hostLocal ? mine : live;
+      const idle = scope.filter((agent) => agent.pool === pool.name && agent.state === 'idle');
       if (idle.length > pool.size) {
         // Newest first: the oldest have loaded whatever they load and are first in line for tasks.
         for (const agent of idle.slice(pool.size).reverse()) await this.retireAndRemove(agent, `the pool shrank to ${pool.size}`);
