@@ -3,7 +3,7 @@ import { networkPolicyName } from '../../src/dispatcher/runtime/kubernetes-netwo
 import { CLAIMED_TASK_LABEL } from '../../src/dispatcher/runtime/kubernetes-warm-claim';
 import { agentApi, makeTaskRequest, taskApi, waitFor, waitForStatus } from '../harness/dispatcher';
 import { KubeDispatcher, startKubeDispatcher } from '../harness/kube-dispatcher';
-import { claimApi, makePool, poolAgents, poolKeyOf, waitForIdle } from '../harness/warm-pools';
+import { claimApi, makePool, poolAgents, poolKeyOf, waitForStarted } from '../harness/warm-pools';
 
 jest.setTimeout(60_000);
 
@@ -17,7 +17,8 @@ describe('warm pools on the kubernetes backend', () => {
     under = await startKubeDispatcher({
       WARM_POOLS: JSON.stringify([makePool({ name: 'kecho', image: IMAGE, backend: 'kubernetes', size: 1 })]),
     });
-    await waitForIdle(under.system, 'kecho', 1);
+    // The test API server runs no container: the pod is there, its claim is played below.
+    await waitForStarted(under.system, 'kecho', 1);
   });
   afterAll(() => under?.close());
 

@@ -73,3 +73,8 @@ export function killPoolAgents(agentIds: string[]): void {
     }
   }
 }
+
+/** Waits until `count` agents of the pool are idle and handed to their runtime (whether or not they ask for a claim). */
+export function waitForStarted(system: TestSystem, pool: string, count: number, timeoutMs = 20_000): Promise<unknown> {
+  return waitFor(async () => (await poolAgents(system)).filter((row) => row.pool === pool && row.state === 'idle' && row.runtime_ref).length >= count, timeoutMs, `pool ${pool} to have ${count} started agents`);
+}

@@ -17,6 +17,7 @@ export class AddWarmPools1710000000800 implements MigrationInterface {
       "runtime_ref" text,
       "owner" text NOT NULL,
       "created_at" timestamptz NOT NULL DEFAULT now(),
+      "ready_at" timestamptz,
       "claimed_at" timestamptz,
       "gone_at" timestamptz,
       CONSTRAINT "pool_agents_pkey" PRIMARY KEY ("agent_id"),

@@ -23,6 +23,8 @@ export class PoolAgentEntity {
   /** DISPATCHER_INSTANCE of the replica that started it. */
   @Column('text') owner: string;
   @Column('timestamptz', { name: 'created_at', default: () => 'now()' }) createdAt: Date;
+  /** When the agent first asked for its claim: it has booted and waits (until then a task given to it waits for its boot). */
+  @Column('timestamptz', { name: 'ready_at', nullable: true }) readyAt: Date | null;
   @Column('timestamptz', { name: 'claimed_at', nullable: true }) claimedAt: Date | null;
   @Column('timestamptz', { name: 'gone_at', nullable: true }) goneAt: Date | null;
 }

@@ -27,6 +27,8 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
   private readonly logger = new Logger('PoolClaims');
   private readonly waiters = new Map<string, Set<() => void>>();
   private listener?: PgListener;
+  /** One NOTIFY at a time on the listener's connection (pg queues a query sent while another runs, and warns). */
+  private notifying: Promise<void> = Promise.resolve();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -47,16 +49,19 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
   /** A task was assigned to the agent: its waiter here answers now, one on another replica after the NOTIFY. */
   announce(agentId: string): void {
     this.wake(agentId);
-    void this.listener?.notify(agentId).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not notify a claim'));
+    const listener = this.listener;
+    if (!listener) return;
+    this.notifying = this.notifying.then(() => listener.notify(agentId)).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not notify a claim'));
   }
 
   /** The claim of one agent: its task once assigned, null when `waitSeconds` pass first. */
   async claim(key: string, pool: string, agentId: string, waitSeconds: number): Promise<ClaimAnswer | null> {
     this.assertPoolKey(key, pool);
     const deadline = Date.now() + waitSeconds * 1000;
-    for (;;) {
+    for (let asked = 0; ; asked += 1) {
       const agent = await this.agents.findById(agentId);
       if (!agent || agent.pool !== pool) throw DomainError.notFound(`Agent ${agentId} of pool ${pool}`);
+      if (asked === 0 && !agent.readyAt) await this.agents.markReady(agentId);
       if (agent.state === 'claimed' && agent.taskId) return { task_id: agent.taskId, agent_key: perTaskAgentKey(this.config.agentKey, agent.taskId) };
       if (agent.state === 'gone') throw DomainError.conflict(`Agent ${agentId} has been retired; it gets no task.`, { state: agent.state });
       const left = deadline - Date.now();

@@ -31,7 +31,7 @@ export class PoolsRepository {
 
   /**
    * Gives the task (still `starting`) to the pool's oldest idle agent that has been handed to its
-   * runtime, and records the agent on the task, in one transaction: another replica's claim
+   * runtime (one already waiting on its claim first), and records the agent on the task, in one transaction: another replica's claim
    * skips the locked agent, and a task cancelled meanwhile takes no agent. Null: no idle agent.
    * `ready` runs while the agent is locked and before the commit (a failure leaves the agent idle).
    */
@@ -41,7 +41,7 @@ export class PoolsRepository {
       const [[agent]] = (await manager.query(
         `UPDATE ${AGENTS} SET state = 'claimed', task_id = $2, claimed_at = now()
          WHERE agent_id = (SELECT agent_id FROM ${AGENTS} WHERE pool = $1 AND state = 'idle' AND runtime_ref IS NOT NULL
-                           ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
+                           ORDER BY ready_at IS NULL, created_at FOR UPDATE SKIP LOCKED LIMIT 1)
          RETURNING *`,
         [pool, taskId],
       )) as [Record<string, unknown>[], number];
@@ -78,6 +78,11 @@ export class PoolsRepository {
     });
   }
 
+  /** The agent asks for its claim: it has booted. One write, the first time only. */
+  async markReady(agentId: string): Promise<void> {
+    await this.db.query(`UPDATE ${AGENTS} SET ready_at = now() WHERE agent_id = $1 AND ready_at IS NULL`, [agentId]);
+  }
+
   /** Marks the agent gone when it is in one of `from`; true when this call did. */
   async retire(agentId: string, from: PoolAgentState[] = ['idle', 'claimed']): Promise<boolean> {
     const [rows] = (await this.db.query(
@@ -99,10 +104,10 @@ export class PoolsRepository {
       .orderBy('agent.created_at').getMany();
   }
 
-  /** Idle agents (those their runtime has taken: a task may be given to them) and claimed ones per pool, across every replica. */
+  /** Idle agents (booted and waiting on their claim) and claimed ones per pool, across every replica. */
   async counts(): Promise<PoolCount[]> {
     const rows = (await this.db.query(
-      `SELECT pool, count(*) FILTER (WHERE state = 'idle' AND runtime_ref IS NOT NULL)::int AS idle, count(*) FILTER (WHERE state = 'claimed')::int AS claimed
+      `SELECT pool, count(*) FILTER (WHERE state = 'idle' AND ready_at IS NOT NULL)::int AS idle, count(*) FILTER (WHERE state = 'claimed')::int AS claimed
        FROM ${AGENTS} WHERE state <> 'gone' GROUP BY pool`,
     )) as PoolCount[];
     return rows;
@@ -116,7 +121,7 @@ export class PoolsRepository {
   private toAgent(row: Record<string, unknown>): PoolAgentEntity {
     return Object.assign(new PoolAgentEntity(), {
       agentId: row.agent_id, pool: row.pool, backend: row.backend, state: row.state, taskId: row.task_id,
-      runtimeRef: row.runtime_ref, owner: row.owner, createdAt: row.created_at, claimedAt: row.claimed_at, goneAt: row.gone_at,
+      runtimeRef: row.runtime_ref, owner: row.owner, createdAt: row.created_at, readyAt: row.ready_at, claimedAt: row.claimed_at, goneAt: row.gone_at,
     });
   }
 }
