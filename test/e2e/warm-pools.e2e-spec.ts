@@ -1,4 +1,5 @@
 import { agentApi, makeTaskRequest, taskApi, waitForStatus } from '../harness/dispatcher';
+import { http } from '../harness/http';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { claimApi, killPoolAgents, makePool, poolAgents, poolKeyOf, readyPools, waitForIdle } from '../harness/warm-pools';
 
@@ -53,6 +54,14 @@ describe('warm pools on the process engine', () => {
     expect(big).toMatchObject({ status: 'completed', warm: false, pool: null });
     expect(failed).toMatchObject({ warm: false, pool: null });
     expect(await readyPools(system)).toEqual({ echo: { size: 2, idle: 2 } });
+  });
+
+  it('reports claims, misses and idle agents by pool in the metrics', async () => {
+    const metrics = (await http('GET', `${system.dispatcherUrl}/metrics`)).text;
+    expect(metrics).toMatch(/^dispatcher_pool_claims_total\{pool="echo"\} [1-9]\d*$/m);
+    expect(metrics).toMatch(/^dispatcher_pool_size\{pool="echo"\} 2$/m);
+    expect(metrics).toMatch(/^dispatcher_pool_idle_agents\{pool="echo"\} \d+$/m);
+    expect(metrics).toMatch(/^dispatcher_pool_refill_seconds_count\{pool="echo"\} [1-9]\d*$/m);
   });
 
   it('refuses the pool key for the task protocol, and other keys for the claim', async () => {
