@@ -2,7 +2,8 @@
 # Makes a Docker-compatible container engine available for the `docker` local engine's
 # tests: installs Podman and runc when missing, configures them for this kind of machine
 # (runc, explicit ulimits), builds the tiny local agent images
-# localhost/agent-examples/shell-echo:latest and localhost/agent-examples/shell-skills:latest
+# localhost/agent-examples/shell-echo:latest, localhost/agent-examples/shell-skills:latest and
+# localhost/agent-examples/shell-warm:latest
 # from busybox-static (one per folder of scripts/agent-images), and serves Podman's
 # Docker Engine API on a unix socket. Safe to run again: every step checks first.
 #
@@ -111,6 +112,7 @@ write_containers_conf
 export CONTAINERS_CONF="$dir/containers.conf"
 build_agent_image shell-echo
 build_agent_image shell-skills
+build_agent_image shell-warm
 start_service
 say "ready: DOCKER_HOST=unix://$socket"
 echo "unix://$socket"

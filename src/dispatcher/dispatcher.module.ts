@@ -14,17 +14,18 @@ import { CallbacksModule } from './callbacks/callbacks.module';
 import { DispatcherRetention } from './dispatcher-retention';
 import { HealthModule } from './health/health.module';
 import { DispatcherGauges } from './metrics/dispatcher-gauges';
+import { PoolsModule } from './pools/pools.module';
 import { RegistrationModule } from './registration/registration.module';
 import { ReplicasModule } from './replicas/replicas.module';
 import { RuntimeModule } from './runtime/runtime.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
 import { TasksModule } from './tasks/tasks.module';
 
-/** The dispatcher's feature modules, one per folder under src/dispatcher/. */
 /** The providers of the dispatcher's hot routes (see `serveHotRoutesFirst`): the agent protocol. */
 export const DISPATCHER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [AgentHotRoutes];
 
-export const DISPATCHER_FEATURES: Type[] = [DispatcherAuthModule, RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, SchedulerModule, RegistrationModule];
+/** The dispatcher's feature modules, one per folder under src/dispatcher/. */
+export const DISPATCHER_FEATURES: Type[] = [DispatcherAuthModule, RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, PoolsModule, SchedulerModule, RegistrationModule];
 
 /** Root module of the `dispatcher` role. */
 @Module({})

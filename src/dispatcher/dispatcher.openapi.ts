@@ -36,6 +36,8 @@ export const DISPATCHER_SCHEMAS: Record<string, SchemaObject> = {
       updated_at: nullableTime(),
     }),
     runtime: record({ backend: nullableText(), ref: nullableText() }),
+    warm: { type: 'boolean', description: 'Started on an agent of a warm pool' },
+    pool: nullableText({ description: 'The warm pool whose agent took the task; null when it started cold' }),
     callback: record({
       state: text({ enum: ['pending', 'delivered', 'failed'] }),
       attempts: integer({ minimum: 0 }),
@@ -45,6 +47,7 @@ export const DISPATCHER_SCHEMAS: Record<string, SchemaObject> = {
   DispatcherTaskAnswer: envelope(ref('DispatcherTask')),
   DispatcherTaskList: envelope(record({ tasks: list(ref('DispatcherTask')), total: integer({ minimum: 0 }) })),
   AgentCheckinAnswer: envelope(record({ brief_key: nullableText(), env: stringMap() })),
+  AgentClaimAnswer: envelope(record({ task_id: uuid(), agent_key: text({ description: 'The per-task key for check-in and every later call' }) })),
   AgentOk: record({ ok: { type: 'boolean', enum: [true] } }),
   AgentObjectStored: envelope(record({ key: text(), size: integer({ minimum: 0 }) })),
 };

@@ -12,6 +12,9 @@ export function say(name: string, message: string, stream: NodeJS.WriteStream = 
 export function runAgent(name: string, body: (agent: AgentClient) => Promise<void>): void {
   const started = (async () => {
     const agent = AgentClient.fromEnv();
+    // A warm pool's agent: started before its task, it waits here for the one assigned to it.
+    if (agent.pool) say(name, `warm in pool ${agent.pool.name}; waiting for a task`);
+    await agent.claim();
     say(name, `task ${agent.taskId} starting`);
     await body(agent);
   })();

@@ -5,6 +5,8 @@ import { dockerConnection } from '../../src/dispatcher/runtime/docker-connection
 export const SHELL_AGENT_IMAGE = 'localhost/agent-examples/shell-echo:latest';
 /** Its sibling that installs the task's skills (scripts/agent-images/shell-skills). */
 export const SKILLS_AGENT_IMAGE = 'localhost/agent-examples/shell-skills:latest';
+/** The shell agent as a warm pool runs it: it claims its task first (scripts/agent-images/shell-warm). */
+export const WARM_AGENT_IMAGE = 'localhost/agent-examples/shell-warm:latest';
 export const DEFAULT_DOCKER_HOST = 'unix:///tmp/atc-podman/podman.sock';
 
 /**

@@ -194,6 +194,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A pool agent waits (long poll) for the task assigned to it; X-Agent-Key is the pool key */
+        post: operations["pools_claim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -354,6 +371,12 @@ export interface components {
             result_metadata?: Record<string, never>;
             error?: string;
         };
+        ClaimDto: {
+            /** @description The pool the agent belongs to (its AGENT_POOL) */
+            pool: string;
+            /** @description The agent (its AGENT_ID) */
+            agent_id: string;
+        };
         DispatcherError: {
             /** @enum {boolean} */
             ok: false;
@@ -418,6 +441,10 @@ export interface components {
                 backend: string | null;
                 ref: string | null;
             };
+            /** @description Started on an agent of a warm pool */
+            warm: boolean;
+            /** @description The warm pool whose agent took the task; null when it started cold */
+            pool: string | null;
             callback: {
                 /** @enum {string} */
                 state: "pending" | "delivered" | "failed";
@@ -446,6 +473,16 @@ export interface components {
                 env: {
                     [key: string]: string;
                 };
+            };
+        };
+        AgentClaimAnswer: {
+            /** @enum {boolean} */
+            ok: true;
+            data: {
+                /** Format: uuid */
+                task_id: string;
+                /** @description The per-task key for check-in and every later call */
+                agent_key: string;
             };
         };
         AgentOk: {
@@ -1665,6 +1702,123 @@ export interface operations {
                 };
             };
             /** @description conflict: the task is already final */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description payload_too_large: the body is over the limit; nothing is stored */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description unsupported_media_type: a body of a type this endpoint does not read */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description server_error: the body carries an error id that is also in the log */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description unavailable: a dependency (database, cache, object storage) is down; nothing is half-stored */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+        };
+    };
+    pools_claim: {
+        parameters: {
+            query?: {
+                /** @description How long to wait for a task, in seconds */
+                wait_seconds?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClaimDto"];
+            };
+        };
+        responses: {
+            /** @description The task assigned to this agent and the per-task key it uses from now on */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentClaimAnswer"];
+                };
+            };
+            /** @description The wait ended with no task; ask again */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description invalid or parse_error: a field is missing, of the wrong type or out of range, or the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description not_authenticated or authentication_failed: X-Agent-Key missing or no key at all */
+            401: {
+                headers: {
+                    /** @description The scheme(s) to authenticate with */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description permission_denied: the key is another task's, or the object is not this task's */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description not_found: no such pool, or no such agent in it */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatcherError"];
+                };
+            };
+            /** @description conflict: the agent was retired and gets no task */
             409: {
                 headers: {
                     [name: string]: unknown;

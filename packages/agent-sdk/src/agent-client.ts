@@ -9,6 +9,9 @@ import { installSkills, InstalledSkill, InstallSkillsOptions, SkillRef } from '.
  *   await agent.progress(50, 'half way');
  *   await agent.writeObject(agent.resultKey('result.json'), JSON.stringify(result));
  *   await agent.checkback({ status: 'completed', result_key: agent.resultKey('result.json') });
+ *
+ * The same agent runs in a warm pool unchanged: started with AGENT_POOL and AGENT_ID and no
+ * TASK_ID, its `checkin()` first waits for the task the dispatcher assigns it (`claim()`).
  */
 
 export interface CheckinData {
@@ -27,7 +30,12 @@ export interface Checkback {
 }
 
 export interface AgentClientOptions {
+  /** Empty for a pool agent until its claim is answered. */
   taskId: string;
+  /** A warm pool's agent: its pool and id, for `POST /agent/claim`. */
+  pool?: { name: string; agentId: string };
+  /** Seconds one claim request waits for a task (the dispatcher allows 0 to 55). Default 25. */
+  claimWaitSeconds?: number;
   dispatcherUrl: string;
   agentKey: string;
   /**
@@ -72,10 +80,18 @@ interface ErrorEnvelope {
 const RESULTS_PREFIX = 'results/';
 const MAX_RETRY_DELAY_MS = 10_000;
 
+export interface Claim {
+  task_id: string;
+  agent_key: string;
+}
+
 export class AgentClient {
-  readonly taskId: string;
   readonly dispatcherUrl: string;
-  private readonly agentKey: string;
+  readonly pool?: { name: string; agentId: string };
+  private currentTaskId: string;
+  private agentKey: string;
+  private claimed?: Promise<Claim>;
+  private readonly claimWaitSeconds: number;
   private readonly retries: number;
   private readonly retryForMs: number;
   private readonly retryDelayMs: number;
@@ -83,7 +99,9 @@ export class AgentClient {
   private readonly traceHeaders: Record<string, string>;
 
   constructor(options: AgentClientOptions) {
-    this.taskId = options.taskId;
+    this.currentTaskId = options.taskId;
+    this.pool = options.pool;
+    this.claimWaitSeconds = options.claimWaitSeconds ?? 25;
     this.dispatcherUrl = options.dispatcherUrl.replace(/\/+$/, '');
     this.agentKey = options.agentKey;
     this.retries = options.retries ?? Number.POSITIVE_INFINITY;
@@ -93,20 +111,57 @@ export class AgentClient {
     this.traceHeaders = traceHeadersOf(options.traceparent, options.tracestate);
   }
 
-  /** Reads TASK_ID, DISPATCHER_URL and AGENT_KEY (a missing one is an error naming it), and TRACEPARENT / TRACESTATE when set. */
+  /**
+   * Reads TASK_ID, DISPATCHER_URL and AGENT_KEY; a missing one is an error naming it. Without
+   * TASK_ID and with AGENT_POOL and AGENT_ID (a warm pool's agent), the task comes from the
+   * claim `checkin()` waits for. TRACEPARENT / TRACESTATE, when set, go on every call.
+   */
   static fromEnv(env: Record<string, string | undefined> = process.env, options: Partial<AgentClientOptions> = {}): AgentClient {
-    const missing = ['TASK_ID', 'DISPATCHER_URL', 'AGENT_KEY'].filter((name) => !env[name]?.trim());
+    const warm = !env.TASK_ID?.trim() && Boolean(env.AGENT_POOL?.trim());
+    const needed = warm ? ['DISPATCHER_URL', 'AGENT_KEY', 'AGENT_ID'] : ['TASK_ID', 'DISPATCHER_URL', 'AGENT_KEY'];
+    const missing = needed.filter((name) => !env[name]?.trim());
     if (missing.length > 0) {
       throw new Error(`The agent environment lacks ${missing.join(', ')}; the dispatcher sets them when it starts an agent.`);
     }
     return new AgentClient({
-      taskId: env.TASK_ID!.trim(),
+      taskId: warm ? '' : env.TASK_ID!.trim(),
       dispatcherUrl: env.DISPATCHER_URL!.trim(),
       agentKey: env.AGENT_KEY!.trim(),
       traceparent: env.TRACEPARENT?.trim() || undefined,
       tracestate: env.TRACESTATE?.trim() || undefined,
+      ...(warm ? { pool: { name: env.AGENT_POOL!.trim(), agentId: env.AGENT_ID!.trim() } } : {}),
       ...options,
     });
+  }
+
+  /** The task's id; empty for a pool agent until its claim is answered. */
+  get taskId(): string {
+    return this.currentTaskId;
+  }
+
+  /**
+   * A pool agent's wait for its task: asks `POST /agent/claim` until a task is assigned, then
+   * uses the task's id and per-task key for every later call. A cold agent has its task already.
+   */
+  claim(): Promise<Claim> {
+    if (!this.pool) return Promise.resolve({ task_id: this.currentTaskId, agent_key: this.agentKey });
+    this.claimed ??= this.waitForClaim(this.pool);
+    return this.claimed;
+  }
+
+  private async waitForClaim(pool: { name: string; agentId: string }): Promise<Claim> {
+    const path = `/agent/claim?wait_seconds=${this.claimWaitSeconds}`;
+    for (;;) {
+      const response = await this.send('POST', path, {
+        body: JSON.stringify({ pool: pool.name, agent_id: pool.agentId }),
+        headers: { 'content-type': 'application/json' },
+      }, (this.claimWaitSeconds + 10) * 1000);
+      if (response.status === 204) continue;
+      const { data } = (await response.json()) as { data: Claim };
+      this.currentTaskId = data.task_id;
+      this.agentKey = data.agent_key;
+      return data;
+    }
   }
 
   /** The key for an object this agent may write: `results/<task_id>/<name>`. */
@@ -116,6 +171,7 @@ export class AgentClient {
 
   /** Announces the agent; the task becomes `running`. Gives the brief's key and the env. */
   async checkin(): Promise<CheckinData> {
+    await this.claim();
     const body = await this.json<{ data: CheckinData }>('POST', '/agent/checkin', { task_id: this.taskId });
     return { brief_key: body.data?.brief_key ?? null, env: body.data?.env ?? {}, skills: body.data?.skills ?? [] };
   }
@@ -162,7 +218,7 @@ export class AgentClient {
   }
 
   /** One request, retried on connection errors and 5xx answers with doubling waits, for `retryForMs`. */
-  private async send(method: string, path: string, init: { body?: Uint8Array<ArrayBuffer> | string; headers?: Record<string, string> } = {}): Promise<Response> {
+  private async send(method: string, path: string, init: { body?: Uint8Array<ArrayBuffer> | string; headers?: Record<string, string> } = {}, timeoutMs = this.requestTimeoutMs): Promise<Response> {
     const url = this.dispatcherUrl + path;
     const until = Date.now() + this.retryForMs;
     const mayRetry = (attempt: number) => attempt < this.retries && Date.now() + this.delayOf(attempt) <= until;
@@ -172,9 +228,9 @@ export class AgentClient {
         response = await fetch(url, {
           method,
           // X-Task-Id names the task for keys that do not (the brief's key, the global key).
-          headers: { ...this.traceHeaders, 'x-agent-key': this.agentKey, 'x-task-id': this.taskId, ...init.headers },
+          headers: { ...this.traceHeaders, 'x-agent-key': this.agentKey, ...(this.currentTaskId ? { 'x-task-id': this.currentTaskId } : {}), ...init.headers },
           body: init.body,
-          signal: AbortSignal.timeout(this.requestTimeoutMs),
+          signal: AbortSignal.timeout(timeoutMs),
         });
       } catch (error) {
         if (mayRetry(attempt)) {

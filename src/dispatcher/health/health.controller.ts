@@ -7,6 +7,7 @@ import { probe, SharedHealthIndicators } from '../../shared/health/health-indica
 import { ProbesController } from '../../shared/health/probes.controller';
 import { RUNTIME_BACKENDS, RuntimeBackend } from '../runtime/runtime';
 import { OutageGrace } from './outage-grace';
+import { PoolsRepository } from '../pools/pools.repository';
 
 /**
  * `/livez` (the process), `/health` (the database) and readiness (`/ready`: database and
@@ -23,14 +24,28 @@ export class HealthController extends ProbesController {
     indicators: SharedHealthIndicators,
     private readonly indicatorService: HealthIndicatorService,
     @Inject(RUNTIME_BACKENDS) private readonly backends: RuntimeBackend[],
-    @Inject(APP_CONFIG) config: AppConfig,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly poolAgents: PoolsRepository,
   ) {
     super(health, indicators);
     this.graces.set('kubernetes', new OutageGrace(config.kubernetes.apiOutageGraceSeconds));
   }
 
   protected readinessChecks(): HealthIndicatorFunction[] {
-    return this.backends.map((backend) => () => this.backendCheck(backend));
+    const checks: HealthIndicatorFunction[] = this.backends.map((backend) => () => this.backendCheck(backend));
+    return this.config.warmPools.length > 0 ? [...checks, () => this.poolsCheck()] : checks;
+  }
+
+  /** Each warm pool's size and idle agents; a pool short of agents is reported, never unready (its tasks start cold). */
+  private async poolsCheck() {
+    const indicator = this.indicatorService.check('warm_pools');
+    try {
+      const counts = await this.poolAgents.counts();
+      const pools = Object.fromEntries(this.config.warmPools.map((pool) => [pool.name, { size: pool.size, idle: counts.find((row) => row.pool === pool.name)?.idle ?? 0 }]));
+      return indicator.up({ pools });
+    } catch (error) {
+      return indicator.down({ message: error instanceof Error ? error.message : String(error) });
+    }
   }
 
   private async backendCheck(backend: RuntimeBackend) {

@@ -17,4 +17,5 @@ export const MIGRATION_CHECKSUMS: Record<string, string> = {
   '1710000000500-AddPodAdditions.ts': '7934a6dab23e018468a4278d1eab59cf5803d4976517e3081625e9895ae24952',
   '1710000000700-AddSecretEnv.ts': '9020cbe1ba3a10ff952f7edc0235e3abaac3d02a0b464fe7efa9c7070c907bc2',
   '1710000000900-AddTraceContext.ts': '11c6ca4143e219676cb1bf05e8ce8d1cb1b1924e70e6cab1afb456de74fe99d4',
+  '1710000000800-AddWarmPools.ts': 'ec94d10d48c2d7c6fd18819191055cd583db296d98b575eccea0cfb4a36b198e',
 };

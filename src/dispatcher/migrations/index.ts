@@ -10,6 +10,7 @@ import { TaskSkillsAndIsolation1710000000200 } from './1710000000200-TaskSkillsA
 import { AddLogsStoredAt1710000000300 } from './1710000000300-AddLogsStoredAt';
 import { AddPodAdditions1710000000500 } from './1710000000500-AddPodAdditions';
 import { AddSecretEnv1710000000700 } from './1710000000700-AddSecretEnv';
+import { AddWarmPools1710000000800 } from './1710000000800-AddWarmPools';
 import { AddTraceContext1710000000900 } from './1710000000900-AddTraceContext';
 
 /** Every dispatcher migration, in order. New ones are added at the end. */
@@ -26,5 +27,6 @@ export const DISPATCHER_MIGRATIONS: Function[] = [
   AddLogsStoredAt1710000000300,
   AddPodAdditions1710000000500,
   AddSecretEnv1710000000700,
+  AddWarmPools1710000000800,
   AddTraceContext1710000000900,
 ];

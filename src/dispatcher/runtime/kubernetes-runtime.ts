@@ -14,6 +14,7 @@ import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-c
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
+import { readyWarmPod } from './kubernetes-warm-claim';
 import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -182,6 +183,12 @@ export class KubernetesRuntime implements RuntimeBackend {
       await this.deleteJob(ref, 'undo a Job whose Secret or NetworkPolicy could not be created').catch(() => undefined);
       throw error;
     }
+  }
+
+  /** A warm pool's pod takes a task: its policy, Secret and label are in place when this resolves. */
+  async claimFor(agentKey: string, ref: string, spec: AgentSpec): Promise<void> {
+    const { namespace, name } = parseRef(ref, this.options.namespace);
+    await readyWarmPod({ api: this.api, settings: this.settings, egress: this.egress, secrets: this.secrets }, namespace, name, agentKey, spec);
   }
 
   /**

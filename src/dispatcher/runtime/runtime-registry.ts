@@ -2,9 +2,12 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { RUNTIME_BACKENDS, RuntimeBackend } from './runtime';
+import { runtimeKeyOf } from '../tasks/task.entity';
 
 /** Runs between an agent's stop and its removal, while its output can still be read. */
-export type BeforeRemove = (backend: RuntimeBackend, taskId: string, ref: string) => Promise<void>;
+export type BeforeRemove = (backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string) => Promise<void>;
+/** Runs once an agent is stopped and removed, with its key in the runtime. */
+export type AfterRemove = (runtimeKey: string) => Promise<void>;
 
 export interface AgentOfTask {
   taskId: string;
@@ -12,6 +15,8 @@ export interface AgentOfTask {
   runtimeRef: string | null;
   /** The replica that submitted it; absent for an agent this replica listed itself. */
   runtimeOwner?: string | null;
+  /** A warm pool's agent: its id is the agent's key in the runtime (else the task id is). */
+  poolAgentId?: string | null;
 }
 
 /** The enabled backends by name, and the stop-then-free sequence every final task goes through. */
@@ -25,6 +30,7 @@ export class RuntimeRegistry implements OnApplicationShutdown {
   private readonly byName: Map<string, RuntimeBackend>;
   private readonly stopping = new Map<string, Promise<void>>();
   private beforeRemove: BeforeRemove = async () => undefined;
+  private afterRemove: AfterRemove = async () => undefined;
 
   constructor(
     @Inject(RUNTIME_BACKENDS) readonly backends: RuntimeBackend[],
@@ -36,6 +42,11 @@ export class RuntimeRegistry implements OnApplicationShutdown {
   /** The task logs keep each agent's output here before its container, Job or process goes. */
   onBeforeRemove(hook: BeforeRemove): void {
     this.beforeRemove = hook;
+  }
+
+  /** The warm pools retire an agent of theirs here once it is removed. */
+  onAfterRemove(hook: AfterRemove): void {
+    this.afterRemove = hook;
   }
 
   names(): string[] {
@@ -65,7 +76,7 @@ export class RuntimeRegistry implements OnApplicationShutdown {
     const key = `${backend.name}/${task.runtimeRef}`;
     let stopping = this.stopping.get(key);
     if (!stopping) {
-      stopping = this.stopAndRemoveOnce(backend, task.taskId, task.runtimeRef).finally(() => this.stopping.delete(key));
+      stopping = this.stopAndRemoveOnce(backend, task.taskId, runtimeKeyOf(task), task.runtimeRef).finally(() => this.stopping.delete(key));
       this.stopping.set(key, stopping);
     }
     return stopping;
@@ -94,11 +105,12 @@ export class RuntimeRegistry implements OnApplicationShutdown {
     }
   }
 
-  private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
+  private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, runtimeKey: string, ref: string): Promise<void> {
     try {
-      if (!(await this.stopConfirmed(backend, taskId, ref))) return;
-      await this.beforeRemove(backend, taskId, ref).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not store the agent output'));
-      await backend.remove(taskId, ref);
+      if (!(await this.stopConfirmed(backend, runtimeKey, ref))) return;
+      await this.beforeRemove(backend, taskId, ref, runtimeKey).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not store the agent output'));
+      await backend.remove(runtimeKey, ref);
+      await this.afterRemove(runtimeKey).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not record the agent removed'));
     } catch (error) {
       this.logger.warn({ taskId, err: error }, 'Could not stop or remove the agent');
     }

@@ -67,6 +67,12 @@ export interface RuntimeBackend {
   logs(taskId: string, ref: string, tail?: number): Promise<string>;
   /** Frees what the agent left once its task is final (containers, Jobs); one call at a time per agent. */
   remove(taskId: string, ref: string): Promise<void>;
+  /**
+   * A warm pool's running agent (known by `agentKey`) takes the task of `spec`: what the task's
+   * isolation needs beyond the pool's is put in place before this resolves (Kubernetes: the
+   * task's NetworkPolicy and Secret). Absent: the agent needs nothing more.
+   */
+  claimFor?(agentKey: string, ref: string, spec: AgentSpec): Promise<void>;
   /** Every agent this dispatcher started that the backend still knows, for recovery. */
   listManaged(): Promise<ManagedAgent[]>;
   /** Pushes state changes as the backend sees them; the dispatcher also polls `status`. */

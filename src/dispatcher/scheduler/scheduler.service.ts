@@ -6,7 +6,8 @@ import { AgentState, RuntimeBackend, RuntimeUnavailableError } from '../runtime/
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal, TaskStatus } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
-import { TaskEntity } from '../tasks/task.entity';
+import { runtimeKeyOf, TaskEntity } from '../tasks/task.entity';
+import { hasEnded, PoolsService } from '../pools/pools.service';
 import { TaskPatch, TasksRepository } from '../tasks/tasks.repository';
 import { outcomeOf } from './agent-outcome';
 import { agentSpecOf } from './agent-spec';
@@ -51,6 +52,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     private readonly tasks: TasksRepository,
     private readonly runtimes: RuntimeRegistry,
     private readonly signals: TaskSignals,
+    private readonly pools: PoolsService,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -91,10 +93,21 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    */
   private async startPending(): Promise<void> {
     const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks, this.config.dispatcherInstance);
-    for (const task of claimed) {
-      const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
-      this.submitting.set(task.taskId, submitted);
-    }
+    for (const task of claimed) this.startTracked(task);
+  }
+
+  private startTracked(task: TaskEntity): void {
+    const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
+    this.submitting.set(task.taskId, submitted);
+  }
+
+  /** An idle agent of a pool the task fits takes it; null when none does (the task starts cold). */
+  private async startWarm(task: TaskEntity): Promise<string | null> {
+    const agent = await this.pools.assign(task).catch((error: unknown) => {
+      this.logger.warn({ taskId: task.taskId, err: error }, 'Could not give the task to a warm agent; it starts cold');
+      return null;
+    });
+    return agent?.runtimeRef ?? null;
   }
 
   /** The agent's start, in a `start agent` span of the task's trace: the agent's TRACEPARENT names that span. */
@@ -107,6 +120,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     const backend = this.runtimes.get(task.runtimeType);
     try {
       if (!backend) throw new Error(`runtime backend ${task.runtimeType} is not enabled on this dispatcher`);
+      if (await this.startWarm(task)) return;
       const started = performance.now();
       const ref = await this.submitThroughOutages(backend, task);
       if (ref === null) return;
@@ -163,7 +177,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         await this.restartOrphan(task);
         continue;
       }
-      const state = await backend.status(task.taskId, task.runtimeRef).catch((error: unknown) => {
+      const state = await backend.status(runtimeKeyOf(task), task.runtimeRef).catch((error: unknown) => {
         this.logger.warn({ taskId: task.taskId, err: error }, 'Runtime status unavailable');
         return null;
       });
@@ -179,8 +193,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     for (const task of await this.tasks.unsubmittedClaimsOf(this.config.dispatcherInstance)) {
       if (!task.startedAt || !(await this.tasks.reclaimOrphan(task.taskId, new Date(task.startedAt)))) continue;
       this.logger.warn({ taskId: task.taskId }, 'Starting a task this replica claimed before it stopped');
-      const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
-      this.submitting.set(task.taskId, submitted);
+      this.startTracked(task);
     }
   }
 
@@ -194,17 +207,36 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     if (Date.now() - new Date(claimedAt).getTime() <= ORPHAN_CLAIM_MS) return;
     if (!(await this.tasks.reclaimOrphan(task.taskId, new Date(claimedAt)))) return;
     this.logger.warn({ taskId: task.taskId }, 'Starting a task whose dispatcher stopped before it started the agent');
-    const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
-    this.submitting.set(task.taskId, submitted);
+    this.startTracked(task);
   }
 
-  private async onAgentState(taskId: string, state: AgentState): Promise<void> {
+  /** `runtimeKey`: the task id of a cold agent, the agent id of a pool agent (whose task, when it has one, is found through it). */
+  private async onAgentState(runtimeKey: string, state: AgentState): Promise<void> {
     try {
-      const task = await this.tasks.findById(taskId);
+      const task = (await this.tasks.findById(runtimeKey)) ?? (await this.taskOfPoolAgent(runtimeKey, state));
       if (task) await this.apply(task, state);
     } catch (error) {
-      this.logger.error({ taskId, err: error }, 'Could not apply an agent state');
+      this.logger.error({ taskId: runtimeKey, err: error }, 'Could not apply an agent state');
     }
+  }
+
+  private async taskOfPoolAgent(agentId: string, state: AgentState): Promise<TaskEntity | null> {
+    const agent = await this.pools.onIdleAgentState(agentId, state);
+    if (agent?.state !== 'claimed' || !agent.taskId) return null;
+    const task = await this.tasks.findById(agent.taskId);
+    return task?.poolAgentId === agentId ? task : null;
+  }
+
+  /**
+   * A pool agent that ended after its task was given to it and before it checked in: the task
+   * goes to the next idle agent or starts cold, at once; it was never the task's own failure.
+   */
+  private async reroute(task: TaskEntity & { poolAgentId: string }): Promise<void> {
+    if (this.submitting.has(task.taskId) || !(await this.pools.release(task.poolAgentId, task.taskId))) return;
+    this.logger.warn({ taskId: task.taskId, agentId: task.poolAgentId }, 'The warm agent vanished before it checked in; the task starts again');
+    void this.runtimes.stopAndRemove(task);
+    const released = await this.tasks.findById(task.taskId);
+    if (released?.status === 'starting') this.startTracked(released);
   }
 
   private async apply(task: TaskEntity, state: AgentState): Promise<void> {
@@ -213,6 +245,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       return;
     }
     if (task.status === 'pending') return;
+    if (task.status === 'starting' && task.poolAgentId && hasEnded(state)) return this.reroute({ ...task, poolAgentId: task.poolAgentId });
     const outcome = outcomeOf(state, task.startedAt, { startSeconds: this.config.startGraceSeconds, pendingSeconds: this.config.kubernetes.pendingGraceSeconds });
     if (outcome) await this.finish(task, outcome.status, outcome.patch);
   }
@@ -235,8 +268,11 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private async removeStrayAgents(backends: RuntimeBackend[], options: { unknownToo: boolean }): Promise<void> {
     for (const backend of backends) {
       for (const agent of await backend.listManaged()) {
-        const task = await this.tasks.findById(agent.taskId);
-        if (task ? isFinal(task.status) : options.unknownToo) {
+        const poolAgent = await this.pools.findAgent(agent.taskId);
+        if (poolAgent?.state === 'idle') continue;
+        const task = await this.tasks.findById(poolAgent?.taskId ?? agent.taskId);
+        const stray = poolAgent?.state === 'gone' || (task ? isFinal(task.status) : options.unknownToo);
+        if (stray) {
           this.logger.log({ taskId: agent.taskId, ref: agent.ref }, 'Removing an agent of a finished or unknown task');
           await this.runtimes.stopAndRemove({ taskId: agent.taskId, runtimeBackend: backend.name, runtimeRef: agent.ref });
         }

@@ -8,7 +8,7 @@ import { RuntimeBackend } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal, TaskStatus } from './task-state';
 import { TaskSignals } from './task-signals';
-import { TaskEntity } from './task.entity';
+import { runtimeKeyOf, TaskEntity } from './task.entity';
 
 /** Where a final task's output is kept; the retention sweep deletes it with the task. */
 export const logsKeyOf = (taskId: string): string => `logs/${taskId}.txt`;
@@ -35,7 +35,7 @@ export class TaskLogs implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.runtimes.onBeforeRemove((backend, taskId, ref) => this.store(backend, taskId, ref));
+    this.runtimes.onBeforeRemove((backend, taskId, ref, runtimeKey) => this.store(backend, taskId, ref, runtimeKey));
   }
 
   /**
@@ -43,11 +43,11 @@ export class TaskLogs implements OnModuleInit {
    * be read is stored as a sentence saying so: the callback must not wait for an agent
    * whose output is lost.
    */
-  store(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
+  store(backend: RuntimeBackend, taskId: string, ref: string, runtimeKey = taskId): Promise<void> {
     // One store at a time per task, each reading the output when its turn comes: a later
     // store (the stop's, complete) is never overwritten by an earlier one (a check-back's).
     const previous = this.storing.get(taskId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.storeOnce(backend, taskId, ref));
+    const next = previous.catch(() => undefined).then(() => this.storeOnce(backend, taskId, ref, runtimeKey));
     this.storing.set(taskId, next);
     void next.catch(() => undefined).finally(() => {
       if (this.storing.get(taskId) === next) this.storing.delete(taskId);
@@ -55,10 +55,10 @@ export class TaskLogs implements OnModuleInit {
     return next;
   }
 
-  private async storeOnce(backend: RuntimeBackend, taskId: string, ref: string): Promise<void> {
+  private async storeOnce(backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string): Promise<void> {
     const [row] = (await this.db.query(`SELECT status FROM "dispatcher"."tasks" WHERE task_id = $1`, [taskId])) as { status: TaskStatus }[];
     if (!row || !isFinal(row.status)) return;
-    const text = await backend.logs(taskId, ref).catch((error: unknown) => `(the agent's output could not be read: ${error instanceof Error ? error.message : String(error)})\n`);
+    const text = await backend.logs(runtimeKey, ref).catch((error: unknown) => `(the agent's output could not be read: ${error instanceof Error ? error.message : String(error)})\n`);
     await this.storage.put(logsKeyOf(taskId), Buffer.from(text, 'utf8'), { contentType: 'text/plain; charset=utf-8' });
     await this.db.query(`UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1`, [taskId]);
     this.signals.deliver.next();
@@ -75,7 +75,7 @@ export class TaskLogs implements OnModuleInit {
     await sleep(CHECKBACK_STORE_AFTER_MS, undefined, { ref: false });
     try {
       const [row] = (await this.db.query(`SELECT logs_stored_at FROM "dispatcher"."tasks" WHERE task_id = $1`, [task.taskId])) as { logs_stored_at: Date | null }[];
-      if (row && !row.logs_stored_at) await this.store(backend, task.taskId, task.runtimeRef);
+      if (row && !row.logs_stored_at) await this.store(backend, task.taskId, task.runtimeRef, runtimeKeyOf(task));
     } catch (error) {
       this.logger.warn({ taskId: task.taskId, err: error }, 'Could not store the agent output');
     }
@@ -89,7 +89,7 @@ export class TaskLogs implements OnModuleInit {
     }
     const backend = this.runtimes.get(task.runtimeBackend);
     if (!backend || !task.runtimeRef) return '';
-    return backend.logs(task.taskId, task.runtimeRef, tail);
+    return backend.logs(runtimeKeyOf(task), task.runtimeRef, tail);
   }
 
   /**

@@ -36,6 +36,8 @@ export function taskView(task: TaskEntity, callback?: CallbackOutboxEntity) {
       updated_at: iso(task.progressUpdatedAt),
     },
     runtime: { backend: task.runtimeBackend, ref: task.runtimeRef },
+    warm: task.poolAgentId !== null && task.poolAgentId !== undefined,
+    pool: task.pool ?? null,
     callback: {
       state: callback?.state ?? 'pending',
       attempts: callback?.attempts ?? 0,

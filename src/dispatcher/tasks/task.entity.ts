@@ -77,4 +77,13 @@ export class TaskEntity {
   @Column('timestamptz', { name: 'logs_stored_at', nullable: true }) logsStoredAt: Date | null;
   /** DISPATCHER_INSTANCE of the replica that claimed the task to start it. */
   @Column('text', { name: 'claimed_by', nullable: true }) claimedBy: string | null;
+  /** The warm pool whose agent took the task (null: started cold). */
+  @Column('text', { nullable: true }) pool: string | null;
+  /** That agent's id, which is also its key in the runtime (a cold agent's key is the task id). */
+  @Column('uuid', { name: 'pool_agent_id', nullable: true }) poolAgentId: string | null;
+}
+
+/** The key a task's agent has in its runtime: the pool agent's id when warm, else the task id. */
+export function runtimeKeyOf(task: { taskId: string; poolAgentId?: string | null }): string {
+  return task.poolAgentId ?? task.taskId;
 }

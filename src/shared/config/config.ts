@@ -7,6 +7,7 @@ import { Reader } from './env-reader';
 import { AgentFloor, readAgentFloor } from './floor-config';
 import { KubernetesSettings, readKubernetesSettings } from './kubernetes-settings';
 import { readSubscriptionSettings, SubscriptionSettings } from './subscription-settings';
+import { readWarmPools, WarmPool } from './warm-pools-settings';
 
 export { Reader };
 
@@ -131,6 +132,8 @@ export interface AppConfig {
   agentSecretAllowlist: string[];
   /** JSON or YAML `{"<secret>": {"<key>": "<value>"}}` the local engines read `secret_env` values from. */
   agentSecretsFile: string | null;
+  /** WARM_POOLS: agents kept running before their task arrives. */
+  warmPools: WarmPool[];
   /** Event streams and log follows one principal may hold open on one replica. */
   streamsPerPrincipal: number;
   /** Event streams and log follows one replica serves at once. */
@@ -286,11 +289,13 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     agentApiOnMainPort: r.bool('AGENT_API_ON_MAIN_PORT', true),
     agentSecretAllowlist: r.words('AGENT_SECRET_ALLOWLIST'),
     agentSecretsFile: r.optional('AGENT_SECRETS_FILE'),
+    warmPools: [],
     streamsPerPrincipal: r.int('STREAMS_PER_PRINCIPAL', 20, 1, 100000),
     streamsPerReplica: r.int('STREAMS_PER_REPLICA', 2000, 1, 1000000),
     httpServer: readHttpServerSettings(r),
     webhookRefusalsPerMinute: r.int('WEBHOOK_REFUSALS_PER_MINUTE', 30, 1, 1000000),
   };
+  config.warmPools = readWarmPools(r, config.dispatcherBackends);
   config.agentDispatcherUrl = r.url('AGENT_PUBLIC_URL', null) ?? agentUrlOf(config.dispatcherPublicUrl, config.agentPort);
   if (config.agentPort !== null && config.agentPort === dispatcherPort && dispatcherPort !== 0) {
     r.problems.push('AGENT_PORT must differ from DISPATCHER_PORT (agents get a port of their own)');

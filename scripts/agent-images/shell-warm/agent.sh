@@ -1,0 +1,34 @@
+#!/bin/sh
+# The shell-echo agent as a warm pool runs it: started with AGENT_POOL, AGENT_ID and the pool
+# key and no TASK_ID, it first asks POST /agent/claim until a task is assigned (a 204 answers
+# nothing: ask again), then uses the task's id and per-task key, as a cold agent does.
+set -eu
+: "${DISPATCHER_URL:?DISPATCHER_URL is not set}" "${AGENT_KEY:?AGENT_KEY is not set}"
+
+post() {
+  wget -q -O - --header "X-Agent-Key: $AGENT_KEY" --header 'Content-Type: application/json' \
+    --post-data "$2" "$DISPATCHER_URL$1"
+  echo
+}
+
+field() {
+  printf '%s' "$1" | sed -n "s/.*\"$2\":\"\\([^\"]*\\)\".*/\\1/p"
+}
+
+trap 'echo "SIGTERM received"; exit 143' TERM
+if [ -z "${TASK_ID:-}" ]; then
+  : "${AGENT_POOL:?AGENT_POOL is not set}" "${AGENT_ID:?AGENT_ID is not set}"
+  echo "shell-warm agent $AGENT_ID of pool $AGENT_POOL waiting for a task"
+  TASK_ID=""
+  while [ -z "$TASK_ID" ]; do
+    answer=$(post "/agent/claim?wait_seconds=25" "{\"pool\":\"$AGENT_POOL\",\"agent_id\":\"$AGENT_ID\"}")
+    TASK_ID=$(field "$answer" task_id)
+  done
+  AGENT_KEY=$(field "$answer" agent_key)
+fi
+
+echo "shell-warm agent for task $TASK_ID checking in at $DISPATCHER_URL"
+post /agent/checkin "{\"task_id\":\"$TASK_ID\"}"
+post /agent/progress "{\"task_id\":\"$TASK_ID\",\"percentage\":50,\"message\":\"shell agent working\"}"
+post /agent/checkback "{\"task_id\":\"$TASK_ID\",\"status\":\"completed\",\"result_metadata\":{\"agent\":\"shell-warm\"}}"
+echo "shell-warm agent done"

@@ -1,0 +1,104 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { PgListener } from '../../shared/database/pg-listener';
+import { DomainError } from '../../shared/errors/domain-error';
+import { AGENT_KEY_CHALLENGE } from '../auth/agent-auth';
+import { perTaskAgentKey, secretsEqual } from '../auth/agent-keys';
+import { poolAgentKey } from './pool-keys';
+import { PoolsRepository } from './pools.repository';
+
+export const CLAIMS_CHANNEL = 'dispatcher_pool_claims';
+/** A notification lost with a dropped connection is made up for by looking again this often. */
+const RECHECK_MS = 5_000;
+
+export interface ClaimAnswer {
+  task_id: string;
+  agent_key: string;
+}
+
+/**
+ * `POST /agent/claim`: a pool agent waits here until a task is assigned to it. The replica that
+ * assigns wakes its own waiters at once and the others through NOTIFY on CLAIMS_CHANNEL (the
+ * payload is the agent id), so an agent may poll any replica.
+ */
+@Injectable()
+export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('PoolClaims');
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private listener?: PgListener;
+  /** One NOTIFY at a time on the listener's connection (pg queues a query sent while another runs, and warns). */
+  private notifying: Promise<void> = Promise.resolve();
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly agents: PoolsRepository,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.config.warmPools.length === 0 || this.config.databaseEmbedded || !this.config.databaseUrl) return;
+    this.listener = new PgListener(this.config.databaseUrl, CLAIMS_CHANNEL, (agentId) => (agentId ? this.wake(agentId) : this.wakeAll()), this.logger);
+    await this.listener.start();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.listener?.stop();
+    this.wakeAll();
+  }
+
+  /** A task was assigned to the agent: its waiter here answers now, one on another replica after the NOTIFY. */
+  announce(agentId: string): void {
+    this.wake(agentId);
+    const listener = this.listener;
+    if (!listener) return;
+    this.notifying = this.notifying.then(() => listener.notify(agentId)).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not notify a claim'));
+  }
+
+  /** The claim of one agent: its task once assigned, null when `waitSeconds` pass first. */
+  async claim(key: string, pool: string, agentId: string, waitSeconds: number): Promise<ClaimAnswer | null> {
+    this.assertPoolKey(key, pool);
+    const deadline = Date.now() + waitSeconds * 1000;
+    for (let asked = 0; ; asked += 1) {
+      const agent = await this.agents.findById(agentId);
+      if (!agent || agent.pool !== pool) throw DomainError.notFound(`Agent ${agentId} of pool ${pool}`);
+      if (asked === 0 && !agent.readyAt) await this.agents.markReady(agentId);
+      if (agent.state === 'claimed' && agent.taskId) return { task_id: agent.taskId, agent_key: perTaskAgentKey(this.config.agentKey, agent.taskId) };
+      if (agent.state === 'gone') throw DomainError.conflict(`Agent ${agentId} has been retired; it gets no task.`, { state: agent.state });
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      await this.waitFor(agentId, Math.min(left, RECHECK_MS));
+    }
+  }
+
+  private assertPoolKey(key: string, pool: string): void {
+    if (!this.config.warmPools.some((candidate) => candidate.name === pool)) throw DomainError.notFound(`Warm pool ${pool}`);
+    if (secretsEqual(key, poolAgentKey(this.config.agentKey, pool))) return;
+    if (/^[0-9a-f]{64}$/.test(key) || secretsEqual(key, this.config.agentKey)) {
+      throw new DomainError('permission_denied', `X-Agent-Key is not the key of pool ${pool}.`);
+    }
+    throw new DomainError('authentication_failed', 'X-Agent-Key is not valid.', { headers: AGENT_KEY_CHALLENGE });
+  }
+
+  private waitFor(agentId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(agentId) ?? new Set();
+      this.waiters.set(agentId, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.waiters.get(agentId) === waiters) this.waiters.delete(agentId);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      waiters.add(done);
+    });
+  }
+
+  private wake(agentId: string): void {
+    for (const done of [...(this.waiters.get(agentId) ?? [])]) done();
+  }
+
+  private wakeAll(): void {
+    for (const agentId of [...this.waiters.keys()]) this.wake(agentId);
+  }
+}

@@ -1,0 +1,129 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { PoolAgentEntity, PoolAgentState } from './pool-agent.entity';
+
+const AGENTS = '"dispatcher"."pool_agents"';
+const TASKS = '"dispatcher"."tasks"';
+
+export interface PoolCount {
+  pool: string;
+  idle: number;
+  claimed: number;
+}
+
+/** Every query of the pool agents table; each state change is one conditional UPDATE. */
+@Injectable()
+export class PoolsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async insert(agent: Pick<PoolAgentEntity, 'agentId' | 'pool' | 'backend' | 'owner'>): Promise<void> {
+    await this.db.query(`INSERT INTO ${AGENTS} (agent_id, pool, backend, owner) VALUES ($1, $2, $3, $4)`, [agent.agentId, agent.pool, agent.backend, agent.owner]);
+  }
+
+  async setRuntimeRef(agentId: string, ref: string): Promise<void> {
+    await this.db.query(`UPDATE ${AGENTS} SET runtime_ref = $2 WHERE agent_id = $1`, [agentId, ref]);
+  }
+
+  findById(agentId: string): Promise<PoolAgentEntity | null> {
+    return this.db.getRepository(PoolAgentEntity).findOneBy({ agentId });
+  }
+
+  /**
+   * Gives the task (still `starting`) to the pool's oldest idle agent that has been handed to its
+   * runtime (one already waiting on its claim first), and records the agent on the task, in one transaction: another replica's claim
+   * skips the locked agent, and a task cancelled meanwhile takes no agent. Null: no idle agent.
+   * `ready` runs while the agent is locked and before the commit (a failure leaves the agent idle).
+   */
+  assign(pool: string, taskId: string, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined): Promise<PoolAgentEntity | null> {
+    return this.db.transaction(async (manager) => {
+      // An UPDATE answers [rows, affected count] through TypeORM's query().
+      const [[agent]] = (await manager.query(
+        `UPDATE ${AGENTS} SET state = 'claimed', task_id = $2, claimed_at = now()
+         WHERE agent_id = (SELECT agent_id FROM ${AGENTS} WHERE pool = $1 AND state = 'idle' AND runtime_ref IS NOT NULL
+                           ORDER BY ready_at IS NULL, created_at FOR UPDATE SKIP LOCKED LIMIT 1)
+         RETURNING *`,
+        [pool, taskId],
+      )) as [Record<string, unknown>[], number];
+      if (!agent) return null;
+      // Before the commit: no claim can see the task until what its isolation needs is in place.
+      await ready(this.toAgent(agent));
+      const [[moved]] = (await manager.query(
+        `UPDATE ${TASKS} SET runtime_ref = $2, runtime_owner = $3, pool = $4, pool_agent_id = $5
+         WHERE task_id = $1 AND status = 'starting' RETURNING task_id`,
+        [taskId, agent.runtime_ref, agent.owner, pool, agent.agent_id],
+      )) as [unknown[], number];
+      if (!moved) throw new TaskNotStarting();
+      return this.toAgent(agent);
+    }).catch((error: unknown) => {
+      if (error instanceof TaskNotStarting) return null;
+      throw error;
+    });
+  }
+
+  /**
+   * An agent that vanished after its task was assigned and before it checked in: the agent is
+   * `gone` and the task (still `starting`) loses it, to be given to another agent or started
+   * cold. False when the task has moved on (checked in, final) or was never this agent's.
+   */
+  release(agentId: string, taskId: string): Promise<boolean> {
+    return this.db.transaction(async (manager) => {
+      const [[released]] = (await manager.query(
+        `UPDATE ${TASKS} SET runtime_ref = NULL, runtime_owner = NULL, pool = NULL, pool_agent_id = NULL
+         WHERE task_id = $1 AND status = 'starting' AND pool_agent_id = $2 RETURNING task_id`,
+        [taskId, agentId],
+      )) as [unknown[], number];
+      await manager.query(`UPDATE ${AGENTS} SET state = 'gone', gone_at = now() WHERE agent_id = $1 AND state <> 'gone'`, [agentId]);
+      return Boolean(released);
+    });
+  }
+
+  /** The agent asks for its claim: it has booted. One write, the first time only. */
+  async markReady(agentId: string): Promise<void> {
+    await this.db.query(`UPDATE ${AGENTS} SET ready_at = now() WHERE agent_id = $1 AND ready_at IS NULL`, [agentId]);
+  }
+
+  /** Marks the agent gone when it is in one of `from`; true when this call did. */
+  async retire(agentId: string, from: PoolAgentState[] = ['idle', 'claimed']): Promise<boolean> {
+    const [rows] = (await this.db.query(
+      `UPDATE ${AGENTS} SET state = 'gone', gone_at = now() WHERE agent_id = $1 AND state = ANY($2) RETURNING agent_id`,
+      [agentId, from],
+    )) as [unknown[], number];
+    return rows.length === 1;
+  }
+
+  /** Every agent that is not gone, oldest first. */
+  live(): Promise<PoolAgentEntity[]> {
+    return this.db.getRepository(PoolAgentEntity).createQueryBuilder('agent').where(`agent.state <> 'gone'`).orderBy('agent.created_at').getMany();
+  }
+
+  /** The agents `owner` started that are not gone, oldest first. */
+  liveOf(owner: string): Promise<PoolAgentEntity[]> {
+    return this.db.getRepository(PoolAgentEntity).createQueryBuilder('agent')
+      .where('agent.owner = :owner', { owner }).andWhere(`agent.state <> 'gone'`)
+      .orderBy('agent.created_at').getMany();
+  }
+
+  /** Idle agents (booted and waiting on their claim) and claimed ones per pool, across every replica. */
+  async counts(): Promise<PoolCount[]> {
+    const rows = (await this.db.query(
+      `SELECT pool, count(*) FILTER (WHERE state = 'idle' AND ready_at IS NOT NULL)::int AS idle, count(*) FILTER (WHERE state = 'claimed')::int AS claimed
+       FROM ${AGENTS} WHERE state <> 'gone' GROUP BY pool`,
+    )) as PoolCount[];
+    return rows;
+  }
+
+  /** Gone agents are kept a day for the record, then deleted. */
+  async deleteGone(olderThanSeconds = 86_400): Promise<void> {
+    await this.db.query(`DELETE FROM ${AGENTS} WHERE state = 'gone' AND gone_at < now() - make_interval(secs => $1)`, [olderThanSeconds]);
+  }
+
+  private toAgent(row: Record<string, unknown>): PoolAgentEntity {
+    return Object.assign(new PoolAgentEntity(), {
+      agentId: row.agent_id, pool: row.pool, backend: row.backend, state: row.state, taskId: row.task_id,
+      runtimeRef: row.runtime_ref, owner: row.owner, createdAt: row.created_at, readyAt: row.ready_at, claimedAt: row.claimed_at, goneAt: row.gone_at,
+    });
+  }
+}
+
+class TaskNotStarting extends Error {}

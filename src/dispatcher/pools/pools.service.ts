@@ -1,0 +1,198 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../../shared/config/config';
+import { APP_CONFIG } from '../../shared/config/config.module';
+import { WarmPool } from '../../shared/config/warm-pools-settings';
+import { SerialLoop } from '../../shared/loop/serial-loop';
+import { AgentState, RuntimeBackend } from '../runtime/runtime';
+import { RuntimeRegistry } from '../runtime/runtime-registry';
+import { TaskEntity } from '../tasks/task.entity';
+import { PoolAgentEntity } from './pool-agent.entity';
+import { poolAgentSpecOf } from './pool-agent-spec';
+import { PoolClaims } from './pool-claims';
+import { fittingPool } from './pool-fit';
+import { poolClaims, poolMisses, poolRefillDuration } from './pool-metrics';
+import { PoolsRepository } from './pools.repository';
+import { agentSpecOf } from '../scheduler/agent-spec';
+
+const REFILL_TICK_MS = 1_000;
+/** Idle agents are asked about by their runtime this often (an exit pushed by the runtime is seen at once). */
+const CHECK_IDLE_EVERY_TICKS = 2;
+/** After a pool agent could not be started, that pool waits this long before the next try. */
+const START_FAILURE_PAUSE_MS = 5_000;
+
+const ENDED: AgentState['phase'][] = ['exited', 'gone', 'failed_to_start', 'deadline_exceeded'];
+
+export function hasEnded(state: AgentState): boolean {
+  return ENDED.includes(state.phase);
+}
+
+/**
+ * Keeps every warm pool (WARM_POOLS) at its size: this replica starts, watches and retires the
+ * agents it owns, and any replica gives a fitting task to any idle agent (`assign`). An agent
+ * serves one task: once claimed it never counts as idle again, so the refill replaces it.
+ */
+@Injectable()
+export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Pools');
+  private readonly refills = new SerialLoop(() => this.refill(), (error) => this.logger.error({ err: error }, 'Pool refill round failed'));
+  private readonly pausedUntil = new Map<string, number>();
+  private readonly starting = new Set<Promise<void>>();
+  private timer?: NodeJS.Timeout;
+  private ticks = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly agents: PoolsRepository,
+    private readonly runtimes: RuntimeRegistry,
+    private readonly claims: PoolClaims,
+  ) {}
+
+  get pools(): WarmPool[] {
+    return this.config.warmPools.filter((pool) => this.runtimes.get(pool.backend));
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    this.runtimes.onAfterRemove((runtimeKey) => this.agents.retire(runtimeKey).then(() => undefined));
+    if (this.pools.length === 0 && this.config.warmPools.length === 0) return;
+    await this.adopt().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not take up the pool agents of the last run'));
+    this.timer = setInterval(() => this.refills.kick(), REFILL_TICK_MS);
+    this.refills.kick();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.refills.stop();
+    await Promise.all(this.starting);
+  }
+
+  /**
+   * Gives a `starting` task to an idle agent of the pool it fits and wakes the agent's claim;
+   * null when it fits no pool, or the pool has no idle agent (a miss): it then starts cold.
+   */
+  async assign(task: TaskEntity): Promise<PoolAgentEntity | null> {
+    const pool = fittingPool(task, this.pools, { kubeNamespace: this.config.kubeNamespace, agentIsolation: this.config.agentIsolation });
+    if (!pool) return null;
+    const backend = this.runtimes.get(pool.backend)!;
+    const ready = backend.claimFor ? (idle: PoolAgentEntity) => backend.claimFor!(idle.agentId, idle.runtimeRef!, agentSpecOf(task, this.config)) : undefined;
+    const agent = await this.agents.assign(pool.name, task.taskId, ready);
+    this.refills.kick();
+    if (!agent) {
+      poolMisses.inc({ pool: pool.name });
+      return null;
+    }
+    poolClaims.inc({ pool: pool.name });
+    this.claims.announce(agent.agentId);
+    this.logger.log({ taskId: task.taskId, pool: pool.name, agentId: agent.agentId }, 'Task given to a warm agent');
+    return agent;
+  }
+
+  /**
+   * What the runtime says of a pool agent that has no task (the scheduler handles claimed ones
+   * through their task): one that ended is retired and removed, and the pool refilled.
+   * False when the key is no pool agent's.
+   */
+  async onIdleAgentState(agentId: string, state: AgentState): Promise<PoolAgentEntity | null> {
+    const agent = await this.agents.findById(agentId);
+    if (!agent) return null;
+    if (agent.state !== 'claimed' && hasEnded(state)) await this.retireAndRemove(agent, `its agent ${state.phase === 'exited' ? `exited with ${state.exitCode}` : state.phase}`);
+    return agent;
+  }
+
+  findAgent(agentId: string): Promise<PoolAgentEntity | null> {
+    return this.agents.findById(agentId);
+  }
+
+  /** The task's agent vanished before it checked in: the task, still `starting`, is let go of it. */
+  release(agentId: string, taskId: string): Promise<boolean> {
+    this.refills.kick();
+    return this.agents.release(agentId, taskId);
+  }
+
+  private async refill(): Promise<void> {
+    const tick = this.ticks++;
+    const live = await this.agents.live();
+    const mine = live.filter((agent) => agent.owner === this.config.dispatcherInstance);
+    if (tick % CHECK_IDLE_EVERY_TICKS === 0) await this.checkIdle(mine.filter((agent) => agent.state === 'idle'));
+    for (const agent of mine.filter((candidate) => candidate.state === 'idle' && !this.pools.some((pool) => pool.name === candidate.pool))) {
+      await this.retireAndRemove(agent, 'its pool is no longer configured');
+    }
+    for (const pool of this.pools) {
+      // Host-local agents serve only tasks that reach their replica's host: each replica keeps its own pool.
+      // Elsewhere (Kubernetes) any replica reaches any agent, and the pool is one across replicas.
+      const scope = this.runtimes.get(pool.backend)!.hostLocal ? mine : live;
+      const idle = scope.filter((agent) => agent.pool === pool.name && agent.state === 'idle');
+      if (idle.length > pool.size) {
+        // Newest first: the oldest have loaded whatever they load and are first in line for tasks.
+        for (const agent of idle.slice(pool.size).reverse()) await this.retireAndRemove(agent, `the pool shrank to ${pool.size}`);
+      }
+      if ((this.pausedUntil.get(pool.name) ?? 0) > Date.now()) continue;
+      for (let i = idle.length; i < pool.size; i++) this.track(this.startAgent(pool));
+    }
+  }
+
+  private track(started: Promise<void>): void {
+    this.starting.add(started);
+    void started.finally(() => this.starting.delete(started));
+  }
+
+  /** Recorded first, then handed to the runtime: a crash in between leaves a row the next boot clears, never an unknown agent. */
+  private async startAgent(pool: WarmPool): Promise<void> {
+    const backend = this.runtimes.get(pool.backend)!;
+    const agentId = randomUUID();
+    await this.agents.insert({ agentId, pool: pool.name, backend: pool.backend, owner: this.config.dispatcherInstance });
+    const started = performance.now();
+    try {
+      const ref = await backend.submit(poolAgentSpecOf(pool, agentId, this.config));
+      await this.agents.setRuntimeRef(agentId, ref);
+      poolRefillDuration.observe({ pool: pool.name }, (performance.now() - started) / 1000);
+    } catch (error) {
+      this.pausedUntil.set(pool.name, Date.now() + START_FAILURE_PAUSE_MS);
+      this.logger.warn({ pool: pool.name, agentId, err: error }, 'A pool agent could not be started');
+      await this.agents.retire(agentId);
+    }
+  }
+
+  private async checkIdle(idle: PoolAgentEntity[]): Promise<void> {
+    for (const agent of idle) {
+      const backend = this.runtimes.get(agent.backend);
+      if (!backend || !agent.runtimeRef) continue;
+      const state = await backend.status(agent.agentId, agent.runtimeRef).catch(() => null);
+      if (state && hasEnded(state)) await this.retireAndRemove(agent, `it ended while idle (${state.phase})`);
+    }
+  }
+
+  /** Retired first (no task can be given to it after this), then stopped and removed. */
+  private async retireAndRemove(agent: PoolAgentEntity, why: string): Promise<void> {
+    if (!(await this.agents.retire(agent.agentId, ['idle']))) return;
+    this.logger.log({ pool: agent.pool, agentId: agent.agentId }, `Pool agent retired: ${why}`);
+    this.refills.kick();
+    if (agent.runtimeRef) void this.runtimes.stopAndRemove({ taskId: agent.agentId, runtimeBackend: agent.backend, runtimeRef: agent.runtimeRef, runtimeOwner: agent.owner });
+  }
+
+  /**
+   * After a restart: idle agents this replica started that the runtime still runs are kept;
+   * those it no longer has (ended while the dispatcher was away, or never submitted) are
+   * retired. Agents of claimed tasks are the scheduler's, as any task's agent.
+   */
+  private async adopt(): Promise<void> {
+    const managed = new Map<string, { ref: string; ended: boolean }>();
+    const backends = new Set(this.pools.map((pool) => pool.backend));
+    for (const backend of this.runtimes.backends.filter((candidate: RuntimeBackend) => backends.has(candidate.name))) {
+      for (const agent of await backend.listManaged()) managed.set(agent.taskId, { ref: agent.ref, ended: hasEnded(agent.state) });
+    }
+    let kept = 0;
+    for (const agent of await this.agents.liveOf(this.config.dispatcherInstance)) {
+      if (agent.state !== 'idle') continue;
+      const known = managed.get(agent.agentId);
+      if (known && !known.ended && agent.runtimeRef === known.ref) {
+        kept += 1;
+        continue;
+      }
+      // Stopped and removed only through what the runtime knows: an old process id may be another process's by now.
+      if (known) await this.retireAndRemove({ ...agent, runtimeRef: known.ref }, 'it ended or changed while the dispatcher was away');
+      else await this.agents.retire(agent.agentId, ['idle']);
+    }
+    if (kept > 0) this.logger.log({ kept }, 'Pool agents taken up after a restart');
+  }
+}
