@@ -28,7 +28,9 @@ export interface KubernetesRuntimeOptions {
   startGraceSeconds: number;
   /** How long an unschedulable pod may wait for a node (default: startGraceSeconds). */
   pendingGraceSeconds?: number;
+  /** KUBE_API_QPS and KUBE_API_BURST: the client-side token bucket every API call goes through. */
   qps: number;
+  burst?: number;
   /** What a task may add to its pod (KUBE_TASK_*); default: nothing. */
   taskAdditions?: PodAdditionRules;
   /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
@@ -87,7 +89,7 @@ export class KubernetesRuntime implements RuntimeBackend {
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
-    this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
+    this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps, options.burst ?? options.qps * 2), options.retry ?? DEFAULT_RETRY);
     this.secrets = new AgentSecrets(this.api);
     this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping, storage: options.storage };
     this.egress = {
@@ -117,6 +119,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       taskAdditions: config.kubernetes.taskAdditions,
       shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
+      burst: config.kubeApiBurst,
       kubeconfigPath: config.kubeconfig,
       storage: { ephemeral: config.agentFloor.ephemeralStorage, emptyDirSizeLimit: config.agentFloor.emptyDirSizeLimit },
       dispatcher: {

@@ -180,7 +180,9 @@ export class AgentTracker {
    */
   private applyStartGrace(taskId: string, agent: TrackedAgent, state: AgentState, pod: V1Pod | undefined): void {
     const problem = state.phase === 'starting' ? startProblem(pod) : undefined;
-    const podless = state.phase === 'starting' && !pod && agent.job !== undefined;
+    // A suspended Job has no pod by design: its submit is still under way (its Secret and policy may
+    // be waiting in the rate limiter's queue behind a burst) or it is being stopped.
+    const podless = state.phase === 'starting' && !pod && agent.job !== undefined && agent.job.spec?.suspend !== true;
     const stuckOn = problem ? (problem.reason === 'Unschedulable' ? 'unschedulable' : 'pod') : podless ? 'pod creation' : undefined;
     if (stuckOn !== agent.stuckOn) {
       agent.stuckOn = stuckOn;
