@@ -102,7 +102,8 @@ export class KubeApiServer {
     api.server = http.createServer((req, res) => {
       api.handle(req, res).catch((error: unknown) => api.status(res, 500, 'InternalError', String(error)));
     });
-    await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', resolve));
+    // A backlog for a burst of new connections (Node's default, 511, resets some when the loop is busy).
+    await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', 4096, resolve));
     api.url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
     if (options.compactEveryMs) {
       api.compaction = setInterval(() => api.store.compact(), options.compactEveryMs);
@@ -190,11 +191,12 @@ export class KubeApiServer {
     return this.watches.size;
   }
 
-  /** Writes answered so far (any status but 429), by verb and resource: `create jobs`, `patch jobs`, `delete secrets`. */
-  writes(): Map<string, number> {
+  /** Writes answered so far (any status but 429), by verb and resource: `create jobs`, `patch jobs`, `delete secrets`; of one namespace when named. */
+  writes(namespace?: string): Map<string, number> {
     const counts = new Map<string, number>();
     for (const request of this.requests) {
       if (request.method === 'GET' || request.status === 429) continue;
+      if (namespace && !request.path.includes(`/namespaces/${namespace}/`)) continue;
       const route = CORE_PATH.exec(request.path) ?? BATCH_PATH.exec(request.path) ?? NETWORKING_PATH.exec(request.path) ?? NODE_PATH.exec(request.path);
       const key = `${verbOf(request.method, Boolean(route?.[3]), false)} ${route?.[2] ?? request.path}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);

@@ -204,8 +204,10 @@ export class KubernetesRuntime implements RuntimeBackend {
     }
     const { namespace } = parseRef(ref, this.options.namespace);
     const until = Date.now() + (this.options.stopWaitMs ?? (STOP_GRACE_SECONDS + 30) * 1000);
-    while (Date.now() < until) {
-      if ((await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`)).length === 0) return;
+    for (let poll = 0; Date.now() < until; poll += 1) {
+      // The pod watch says when they are gone and a list confirms it (and, now and then, checks a watch that may lag).
+      const ask = !this.agents.hasLivePods(taskId) || poll % 10 === 9;
+      if (ask && (await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`)).length === 0) return;
       await new Promise((resolve) => setTimeout(resolve, this.options.stopPollMs ?? 500));
     }
     this.logger.warn(`Task ${taskId}: its pods did not end within the stop wait; the default-deny policy keeps them isolated`);
