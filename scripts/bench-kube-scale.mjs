@@ -263,11 +263,16 @@ async function main() {
             resources: { cpu: '100m', memory: '64Mi' }, callback_url: `${receiver.url}/callback/${taskId}`, callback_token: secret(), timeout_seconds: 86400,
           }),
         });
-        await answer.arrayBuffer();
+        const body = await answer.text();
         countStatus(statuses.post, answer.status);
+        if (answer.status !== 201) throw new Error(`POST /tasks answered ${answer.status}: ${body.slice(0, 300)}`);
       });
       const posted = (performance.now() - t0) / 1000;
-      await waitUntil(() => ids.every((id) => pods.runningAt.has(id)), 900_000, `the pods of burst ${bursts.length + 1}`);
+      await waitUntil(() => {
+        const ended = ids.find((id) => receiver.finals.has(id));
+        if (ended) throw new Error(`task ${ended} ended (${receiver.finals.get(ended)}) before its pod ran; see the dispatcher's log`);
+        return ids.every((id) => pods.runningAt.has(id));
+      }, 900_000, `the pods of burst ${bursts.length + 1}`);
       const seconds = (Math.max(...ids.map((id) => pods.runningAt.get(id))) - t0) / 1000;
       const writes = writeTotal(kube.writes(NAMESPACE)) - writesBefore;
       const floor = Math.max(0, writes - burst) / qps;

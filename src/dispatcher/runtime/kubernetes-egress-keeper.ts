@@ -60,6 +60,8 @@ export class EgressKeeper {
           await this.createIfMissing(namespace, buildDefaultDenyPolicy(this.settings, namespace));
         }
         for (const job of this.live.jobs(namespace)) {
+          // A suspended Job has no pod to isolate, and its submit (which creates the policy) may still be under way.
+          if (job.spec?.suspend === true) continue;
           const policy = policyOfJob(job, this.settings);
           if (!policy || present.has(policy.metadata!.name)) continue;
           this.logger.warn(`The egress policy of Job ${job.metadata!.name} was missing; putting it back`);

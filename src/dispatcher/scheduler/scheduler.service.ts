@@ -22,6 +22,8 @@ const ORPHAN_CLAIM_MS = 60_000;
 /** A submit the runtime could not take is tried again after 1 s, doubling up to 30 s. */
 const SUBMIT_RETRY_BASE_MS = 1000;
 const SUBMIT_RETRY_MAX_MS = 30_000;
+/** Agent states applied at once: a watch that brings a thousand changes must not take every database connection. */
+const STATE_CONCURRENCY = 4;
 
 /**
  * Starts pending tasks within MAX_CONCURRENT_TASKS in arrival order, times them out,
@@ -38,6 +40,9 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger('Scheduler');
   private readonly starts = new SerialLoop(() => this.startPending(), (error) => this.logger.error({ err: error }, 'Scheduler start round failed'));
   private readonly housekeeping = new SerialLoop(() => this.tick(), (error) => this.logger.error({ err: error }, 'Scheduler round failed'));
+  /** States the runtimes reported and not yet applied, the latest per task. */
+  private readonly reportedStates = new Map<string, AgentState>();
+  private readonly stateLoop = new SerialLoop(() => this.applyReportedStates(), (error) => this.logger.error({ err: error }, 'Applying agent states failed'));
   /** Submits under way, by task id: the watch leaves these tasks alone, and shutdown waits for them. */
   private readonly submitting = new Map<string, Promise<void>>();
   private subscription?: Subscription;
@@ -53,7 +58,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     for (const backend of this.runtimes.backends) {
-      backend.onStateChange((taskId, state) => void this.onAgentState(taskId, state));
+      backend.onStateChange((taskId, state) => {
+        this.reportedStates.set(taskId, state);
+        this.stateLoop.kick();
+      });
     }
     await this.removeStrayAgents(this.runtimes.backends, { unknownToo: true }).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
     await this.startOwnUnsubmittedClaims().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not take up unstarted claims'));
@@ -69,7 +77,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
-    await Promise.all([this.starts.stop(), this.housekeeping.stop()]);
+    await Promise.all([this.starts.stop(), this.housekeeping.stop(), this.stateLoop.stop()]);
     await Promise.all(this.submitting.values());
   }
 
@@ -188,6 +196,21 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     this.logger.warn({ taskId: task.taskId }, 'Starting a task whose dispatcher stopped before it started the agent');
     const submitted = this.submit(task).finally(() => this.submitting.delete(task.taskId));
     this.submitting.set(task.taskId, submitted);
+  }
+
+  /** Applies what the runtimes reported, STATE_CONCURRENCY tasks at a time, until nothing is left. */
+  private async applyReportedStates(): Promise<void> {
+    while (this.reportedStates.size > 0) {
+      const batch = [...this.reportedStates];
+      this.reportedStates.clear();
+      let next = 0;
+      await Promise.all(Array.from({ length: Math.min(STATE_CONCURRENCY, batch.length) }, async () => {
+        while (next < batch.length) {
+          const [taskId, state] = batch[next++];
+          await this.onAgentState(taskId, state);
+        }
+      }));
+    }
   }
 
   private async onAgentState(taskId: string, state: AgentState): Promise<void> {
