@@ -48,14 +48,15 @@ export class DueTimes {
     this.timer = undefined;
     this.armedFor = Infinity;
     const now = Date.now();
-    const ready: string[] = [];
+    const ready: [string, number][] = [];
     let next = Infinity;
     for (const [key, at] of this.due) {
-      if (at <= now) ready.push(key);
+      if (at <= now) ready.push([key, at]);
       else next = Math.min(next, at);
     }
-    for (const key of ready) this.due.delete(key);
+    for (const [key] of ready) this.due.delete(key);
     if (next < Infinity) this.arm(next);
-    for (const key of ready) this.onDue(key);
+    // Earliest first, also when a busy event loop let several come due at once.
+    for (const [key] of ready.sort((a, b) => a[1] - b[1])) this.onDue(key);
   }
 }

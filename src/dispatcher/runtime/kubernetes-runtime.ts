@@ -14,6 +14,7 @@ import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-c
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
+import { slimJob, slimPod } from './kubernetes-slim';
 import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -76,6 +77,7 @@ export interface KubernetesRuntimeOptions {
 export class KubernetesRuntime implements RuntimeBackend {
   readonly name = 'kubernetes' as const;
   readonly hostLocal = false;
+  readonly reportsChanges = true;
   private readonly logger = new Logger(KubernetesRuntime.name);
   private readonly api: KubeApi;
   private readonly watches = new Map<string, ResourceWatch<V1Job | V1Pod>[]>();
@@ -371,6 +373,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       description: `Jobs in ${namespace}`,
       path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
       list: () => this.api.call('list Jobs', () => this.api.batch.listNamespacedJob({ namespace, labelSelector })),
+      keep: slimJob,
       // A Job someone else labelled as a task's speaks for no task.
       onChange: (change) => {
         if (this.ours(change.object)) this.agents.jobChanged(namespace, change);
@@ -381,6 +384,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       description: `Pods in ${namespace}`,
       path: `/api/v1/namespaces/${namespace}/pods`,
       list: () => this.api.call('list Pods', () => this.api.core.listNamespacedPod({ namespace, labelSelector })),
+      keep: slimPod,
       onChange: (change) => this.agents.podChanged(namespace, change),
     });
     this.watches.set(namespace, [jobs, pods] as ResourceWatch<V1Job | V1Pod>[]);

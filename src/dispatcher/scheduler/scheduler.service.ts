@@ -15,6 +15,8 @@ import { SerialLoop } from '../../shared/loop/serial-loop';
 
 const TICK_MS = 500;
 const WATCH_EVERY_TICKS = 4;
+/** Backends that report changes themselves (Kubernetes watches) are asked about every live task this often: a resync, as informers do. */
+const RESYNC_EVERY_TICKS = 60;
 /** How often host-local agents are checked against their tasks (a cancel or time-out seen by another replica). */
 const SWEEP_STRAYS_EVERY_TICKS = 8;
 /** A task claimed as starting whose agent was never submitted (the dispatcher died in between) is started again after this. */
@@ -84,7 +86,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private async tick(): Promise<void> {
     await this.sweepTimeouts();
     const tick = this.ticks++;
-    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive();
+    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive(tick % RESYNC_EVERY_TICKS === 0);
     if (tick % SWEEP_STRAYS_EVERY_TICKS === SWEEP_STRAYS_EVERY_TICKS - 1) {
       await this.removeStrayAgents(this.runtimes.backends.filter((backend) => backend.hostLocal), { unknownToo: false });
     }
@@ -152,10 +154,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   /**
    * Asks the runtime about every live task: adopts the running, answers the finished, fails
    * the gone. A host-local agent that another replica started is that replica's to watch:
-   * this one cannot see it and would take it for gone.
+   * this one cannot see it and would take it for gone. Tasks of a backend that reports its
+   * changes itself are asked about on the resync only (and before it, only those never
+   * handed to their runtime, the orphans): between resyncs its watch brings every change.
    */
-  private async watchActive(): Promise<void> {
-    for (const task of await this.tasks.active()) {
+  private async watchActive(resync: boolean): Promise<void> {
+    const reporting = resync ? [] : this.runtimes.backends.filter((backend) => backend.reportsChanges).map((backend) => backend.name);
+    for (const task of await this.tasks.activeExcept(reporting)) {
       const backend = this.runtimes.get(task.runtimeBackend);
       if (!backend || this.submitting.has(task.taskId)) continue;
       if (!this.runtimes.reaches(task)) continue;
