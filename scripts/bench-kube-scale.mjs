@@ -213,7 +213,7 @@ async function main() {
   try {
     if (!db.url) throw new Error('bench-kube-scale needs local PostgreSQL (127.0.0.1:5432, user postgres)');
     services = await productionServices();
-    premises(services.statement, 'PostgreSQL (local, a fresh database)', `the test Kubernetes API server in the bench process over loopback HTTP (no containers; pods run at once and stay Running), its limit ${serverQps} requests/s (burst ${serverBurst}) answering 429 above; one dispatcher replica, KUBE_API_QPS=${qps} KUBE_API_BURST=${burst}, MAX_CONCURRENT_TASKS=${taskCount}`);
+    premises(services.statement, 'PostgreSQL (local, a fresh database)', `the test Kubernetes API server in the bench process over loopback HTTP (no containers; pods run at once and stay Running), its limit ${serverQps} requests/s (burst ${serverBurst}) answering 429 above; one dispatcher replica, KUBE_API_QPS=${qps} KUBE_API_BURST=${burst}, MAX_CONCURRENT_TASKS=${taskCount}, DATABASE_POOL_SIZE=${process.env.BENCH_KUBE_DB_POOL ?? 20}`);
     console.log(`load at start (uptime): ${loadavg().map((load) => load.toFixed(2)).join(', ')}; ${taskCount} tasks in bursts of ${burstSize}`);
     process.env.BENCH_SERVER_NODE_ARGS = `${process.env.BENCH_SERVER_NODE_ARGS ?? ''} --inspect=127.0.0.1:${inspectPort}`;
     server = await bootServer(
@@ -221,7 +221,7 @@ async function main() {
         ...services.env, ROLE: 'dispatcher', NODE_ENV: 'development', DATA_DIR: path.join(work, 'data'), DATABASE_URL: db.url,
         DISPATCHER_PORT: String(port), API_KEY: apiKey, AGENT_KEY: agentKey, DISPATCHER_BACKENDS: 'kubernetes',
         KUBECONFIG: path.join(work, 'kubeconfig'), KUBE_NAMESPACE: NAMESPACE, KUBE_API_QPS: String(qps), KUBE_API_BURST: String(burst),
-        MAX_CONCURRENT_TASKS: String(taskCount),
+        MAX_CONCURRENT_TASKS: String(taskCount), DATABASE_POOL_SIZE: process.env.BENCH_KUBE_DB_POOL ?? '20',
       },
       `${dispatcher}/health`,
     );
