@@ -18,6 +18,15 @@ export interface KubeApiServerOptions {
   compactEveryMs?: number;
   /** RBAC per verb: the token may do only what these rules grant (e.g. the chart's Role, kube-rbac.ts); unset: anything. */
   rules?: PolicyRule[];
+  /**
+   * A server-side rate limit, as API Priority and Fairness sheds load: requests beyond
+   * `maxRequestsPerSecond` (with `maxBurst` at once, default the same number) answer 429
+   * TooManyRequests with Retry-After: 1. Watches are long-running and not counted.
+   */
+  maxRequestsPerSecond?: number;
+  maxBurst?: number;
+  /** Every Job's pod starts running as soon as it is made (a cluster with room and a warm image cache). */
+  runPods?: boolean;
 }
 
 export interface RecordedRequest {
@@ -76,10 +85,16 @@ export class KubeApiServer {
   private readonly forbidden = new Set<string>();
   private compaction: NodeJS.Timeout | undefined;
   private server!: http.Server;
+  private limitTokens = 0;
+  private limitRefilled = performance.now();
+  /** How many requests the server-side rate limit answered 429. */
+  throttled = 0;
   url = '';
 
   private constructor(private readonly options: KubeApiServerOptions) {
     this.namespaces = new Set(options.namespaces ?? ['default']);
+    this.limitTokens = options.maxBurst ?? options.maxRequestsPerSecond ?? 0;
+    this.jobs.runPods = options.runPods ?? false;
   }
 
   static async start(options: KubeApiServerOptions = {}): Promise<KubeApiServer> {
@@ -87,7 +102,8 @@ export class KubeApiServer {
     api.server = http.createServer((req, res) => {
       api.handle(req, res).catch((error: unknown) => api.status(res, 500, 'InternalError', String(error)));
     });
-    await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', resolve));
+    // A backlog for a burst of new connections (Node's default, 511, resets some when the loop is busy).
+    await new Promise<void>((resolve) => api.server.listen(0, '127.0.0.1', 4096, resolve));
     api.url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
     if (options.compactEveryMs) {
       api.compaction = setInterval(() => api.store.compact(), options.compactEveryMs);
@@ -175,6 +191,31 @@ export class KubeApiServer {
     return this.watches.size;
   }
 
+  /** Writes answered so far (any status but 429), by verb and resource: `create jobs`, `patch jobs`, `delete secrets`; of one namespace when named. */
+  writes(namespace?: string): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const request of this.requests) {
+      if (request.method === 'GET' || request.status === 429) continue;
+      if (namespace && !request.path.includes(`/namespaces/${namespace}/`)) continue;
+      const route = CORE_PATH.exec(request.path) ?? BATCH_PATH.exec(request.path) ?? NETWORKING_PATH.exec(request.path) ?? NODE_PATH.exec(request.path);
+      const key = `${verbOf(request.method, Boolean(route?.[3]), false)} ${route?.[2] ?? request.path}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    return counts;
+  }
+
+  /** The server-side rate limit: false when this request is over it. */
+  private withinRateLimit(): boolean {
+    const rate = this.options.maxRequestsPerSecond;
+    if (!rate) return true;
+    const now = performance.now();
+    this.limitTokens = Math.min(this.options.maxBurst ?? rate, this.limitTokens + ((now - this.limitRefilled) / 1000) * rate);
+    this.limitRefilled = now;
+    if (this.limitTokens < 1) return false;
+    this.limitTokens -= 1;
+    return true;
+  }
+
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
@@ -187,6 +228,10 @@ export class KubeApiServer {
     if (delay) {
       delay.remaining -= 1;
       await new Promise((resolve) => setTimeout(resolve, delay.ms));
+    }
+    if (!['1', 'true'].includes(url.searchParams.get('watch') ?? '') && !this.withinRateLimit()) {
+      this.throttled += 1;
+      return this.status(res, 429, 'TooManyRequests', 'Too many requests, please try again later.', { 'Retry-After': '1' });
     }
     const fault = this.faults.find((f) => f.remaining > 0 && f.match(method, url.pathname));
     if (fault) {

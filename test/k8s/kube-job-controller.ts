@@ -37,6 +37,9 @@ export class JobSimulator {
    */
   terminationGraceMs = 300;
 
+  /** Pods run as soon as they are made, with nothing for the test to drive (benchmarks at scale). */
+  runPods = false;
+
   constructor(private readonly store: KubeStore, private readonly podRetryMs = 300, private readonly podCreateDelayMs = 50) {}
 
   /** As kube-controller-manager does, the Job's pod comes after the Job, in a later sync; a suspended Job gets none. */
@@ -371,6 +374,7 @@ export class JobSimulator {
     });
     this.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`);
     this.patchJobStatus(job.metadata.namespace, job.metadata.name, (s) => Object.assign(s, { active: 1 }));
+    if (this.runPods && !isWaitingOnConfig(pod)) this.run(job.metadata.namespace, job.metadata.name);
   }
 
   /** The kubelet cannot make a container whose env names a Secret that does not exist (yet). */
@@ -472,4 +476,10 @@ function isTerminated(pod: KubeObject): boolean {
 
 function condition(type: string, status: 'True' | 'False', reason?: string, message?: string): Json {
   return { type, status, reason, message, lastProbeTime: null, lastTransitionTime: now() };
+}
+
+/** A container the kubelet cannot make yet (its Secret is missing): it does not run until that changes. */
+function isWaitingOnConfig(pod: KubeObject): boolean {
+  const statuses = (pod.status as { containerStatuses?: { state?: { waiting?: { reason?: string } } }[] }).containerStatuses ?? [];
+  return statuses[0]?.state?.waiting?.reason === 'CreateContainerConfigError';
 }

@@ -3,6 +3,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
 import { ApiException, BatchV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { TokenBucket } from './kubernetes-rate-limiter';
+
+export { TokenBucket } from './kubernetes-rate-limiter';
 
 const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -26,41 +29,6 @@ export function loadKubeConfig(kubeconfig: string | null, env: NodeJS.ProcessEnv
   }
   if (!kc.getCurrentCluster()) throw new Error('The kubeconfig names no current cluster (set its current-context)');
   return kc;
-}
-
-/**
- * Client-side request rate limit, as client-go's QPS and burst: a burst of tasks waits
- * here instead of flooding the API server.
- */
-export class TokenBucket {
-  private tokens: number;
-  private last: number;
-  private queue: Promise<void> = Promise.resolve();
-
-  constructor(private readonly ratePerSecond: number, private readonly burst = Math.max(1, ratePerSecond * 2)) {
-    this.tokens = this.burst;
-    this.last = Date.now();
-  }
-
-  /** Resolves when the caller may send one request; callers are served in order. */
-  take(): Promise<void> {
-    const turn = this.queue.then(() => this.waitForToken());
-    this.queue = turn.catch(() => undefined);
-    return turn;
-  }
-
-  private async waitForToken(): Promise<void> {
-    for (;;) {
-      const now = Date.now();
-      this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.ratePerSecond);
-      this.last = now;
-      if (this.tokens >= 1) {
-        this.tokens -= 1;
-        return;
-      }
-      await sleep(Math.ceil(((1 - this.tokens) / this.ratePerSecond) * 1000));
-    }
-  }
 }
 
 export interface RetryPolicy {

@@ -51,6 +51,8 @@ export class EgressKeeper {
   /** One list of policies per namespace; whatever is missing is created. */
   async reconcile(): Promise<void> {
     for (const namespace of this.live.namespaces()) {
+      // Jobs before policies: a Job resumed after this snapshot had its policy created before the list below.
+      const jobs = this.live.jobs(namespace).filter((job) => job.spec?.suspend !== true);
       try {
         // Not by label: the chart ships the baseline with its own labels.
         const present = new Set((await this.api.call('list NetworkPolicies', () =>
@@ -59,7 +61,8 @@ export class EgressKeeper {
           this.logger.warn(`The default-deny policy of agents in ${namespace} was missing; putting it back`);
           await this.createIfMissing(namespace, buildDefaultDenyPolicy(this.settings, namespace));
         }
-        for (const job of this.live.jobs(namespace)) {
+        // A suspended Job has no pod to isolate, and its submit (which creates the policy) may still be under way.
+        for (const job of jobs) {
           const policy = policyOfJob(job, this.settings);
           if (!policy || present.has(policy.metadata!.name)) continue;
           this.logger.warn(`The egress policy of Job ${job.metadata!.name} was missing; putting it back`);

@@ -14,6 +14,7 @@ import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-c
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
+import { slimJob, slimPod } from './kubernetes-slim';
 import { readyWarmPod } from './kubernetes-warm-claim';
 import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
 
@@ -29,7 +30,9 @@ export interface KubernetesRuntimeOptions {
   startGraceSeconds: number;
   /** How long an unschedulable pod may wait for a node (default: startGraceSeconds). */
   pendingGraceSeconds?: number;
+  /** KUBE_API_QPS and KUBE_API_BURST: the client-side token bucket every API call goes through. */
   qps: number;
+  burst?: number;
   /** What a task may add to its pod (KUBE_TASK_*); default: nothing. */
   taskAdditions?: PodAdditionRules;
   /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
@@ -75,6 +78,7 @@ export interface KubernetesRuntimeOptions {
 export class KubernetesRuntime implements RuntimeBackend {
   readonly name = 'kubernetes' as const;
   readonly hostLocal = false;
+  readonly reportsChanges = true;
   private readonly logger = new Logger(KubernetesRuntime.name);
   private readonly api: KubeApi;
   private readonly watches = new Map<string, ResourceWatch<V1Job | V1Pod>[]>();
@@ -88,7 +92,7 @@ export class KubernetesRuntime implements RuntimeBackend {
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
-    this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps), options.retry ?? DEFAULT_RETRY);
+    this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps, options.burst ?? options.qps * 2), options.retry ?? DEFAULT_RETRY);
     this.secrets = new AgentSecrets(this.api);
     this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping, storage: options.storage };
     this.egress = {
@@ -118,6 +122,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       taskAdditions: config.kubernetes.taskAdditions,
       shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
+      burst: config.kubeApiBurst,
       kubeconfigPath: config.kubeconfig,
       storage: { ephemeral: config.agentFloor.ephemeralStorage, emptyDirSizeLimit: config.agentFloor.emptyDirSizeLimit },
       dispatcher: {
@@ -208,8 +213,10 @@ export class KubernetesRuntime implements RuntimeBackend {
     }
     const { namespace } = parseRef(ref, this.options.namespace);
     const until = Date.now() + (this.options.stopWaitMs ?? (STOP_GRACE_SECONDS + 30) * 1000);
-    while (Date.now() < until) {
-      if ((await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`)).length === 0) return;
+    for (let poll = 0; Date.now() < until; poll += 1) {
+      // The pod watch says when they are gone and a list confirms it (and, now and then, checks a watch that may lag).
+      const ask = !this.agents.hasLivePods(taskId) || poll % 10 === 9;
+      if (ask && (await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`)).length === 0) return;
       await new Promise((resolve) => setTimeout(resolve, this.options.stopPollMs ?? 500));
     }
     this.logger.warn(`Task ${taskId}: its pods did not end within the stop wait; the default-deny policy keeps them isolated`);
@@ -373,6 +380,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       description: `Jobs in ${namespace}`,
       path: `/apis/batch/v1/namespaces/${namespace}/jobs`,
       list: () => this.api.call('list Jobs', () => this.api.batch.listNamespacedJob({ namespace, labelSelector })),
+      keep: slimJob,
       // A Job someone else labelled as a task's speaks for no task.
       onChange: (change) => {
         if (this.ours(change.object)) this.agents.jobChanged(namespace, change);
@@ -383,6 +391,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       description: `Pods in ${namespace}`,
       path: `/api/v1/namespaces/${namespace}/pods`,
       list: () => this.api.call('list Pods', () => this.api.core.listNamespacedPod({ namespace, labelSelector })),
+      keep: slimPod,
       onChange: (change) => this.agents.podChanged(namespace, change),
     });
     this.watches.set(namespace, [jobs, pods] as ResourceWatch<V1Job | V1Pod>[]);

@@ -4,6 +4,7 @@ import { TASK_ID_LABEL } from './kubernetes-manifests';
 import { disruptedPods, evictionLimitState, EvictionHooks } from './kubernetes-evictions';
 import { agentStateOf, disruptionOf, isFinal, sameState, startProblem } from './kubernetes-state';
 import { WatchedChange } from './kubernetes-watch';
+import { DueTimes } from './kubernetes-due-times';
 import { AgentState, AgentStateListener, StartGraces } from './runtime';
 
 /** What is known of one task's Job and Pods, from the watches and direct reads. */
@@ -15,7 +16,6 @@ export interface TrackedAgent {
   /** What the start grace is counting for: a pod that cannot start or be scheduled, or a Job without a pod. */
   stuckOn?: 'pod' | 'unschedulable' | 'pod creation';
   stuckSince?: number;
-  graceTimer?: NodeJS.Timeout;
   /** The backend is asking the cluster why the Job has no pod. */
   checkingCreation?: boolean;
   reported?: AgentState;
@@ -55,6 +55,8 @@ export class AgentTracker {
   private readonly logger = new Logger('KubernetesAgents');
   private readonly agents = new Map<string, TrackedAgent>();
   private readonly listeners: AgentStateListener[] = [];
+  /** When agents waiting out a start grace are looked at again: one timer for all of them. */
+  private readonly graceDue = new DueTimes((taskId) => this.evaluate(taskId));
   private closed = false;
 
   /** AGENT_MAX_EVICTION_REPLACEMENTS; null: a disrupted pod is always replaced. */
@@ -78,7 +80,7 @@ export class AgentTracker {
   }
 
   forget(taskId: string): void {
-    clearTimeout(this.agents.get(taskId)?.graceTimer);
+    this.graceDue.delete(taskId);
     this.agents.delete(taskId);
   }
 
@@ -121,6 +123,11 @@ export class AgentTracker {
   /** The Jobs of `namespace` that are there and not being deleted (their pods need their policy). */
   liveJobs(namespace: string): V1Job[] {
     return [...this.agents.values()].filter((a) => a.namespace === namespace && a.job && !a.job.metadata?.deletionTimestamp).map((a) => a.job!);
+  }
+
+  /** The watch still knows a pod of this task (a Terminating one included). */
+  hasLivePods(taskId: string): boolean {
+    return (this.agents.get(taskId)?.pods.size ?? 0) > 0;
   }
 
   newestPod(taskId: string): V1Pod | undefined {
@@ -168,7 +175,7 @@ export class AgentTracker {
 
   close(): void {
     this.closed = true;
-    for (const agent of this.agents.values()) clearTimeout(agent.graceTimer);
+    this.graceDue.close();
   }
 
   /**
@@ -180,13 +187,14 @@ export class AgentTracker {
    */
   private applyStartGrace(taskId: string, agent: TrackedAgent, state: AgentState, pod: V1Pod | undefined): void {
     const problem = state.phase === 'starting' ? startProblem(pod) : undefined;
-    const podless = state.phase === 'starting' && !pod && agent.job !== undefined;
+    // A suspended Job has no pod by design: its submit is still under way (its Secret and policy may
+    // be waiting in the rate limiter's queue behind a burst) or it is being stopped.
+    const podless = state.phase === 'starting' && !pod && agent.job !== undefined && agent.job.spec?.suspend !== true;
     const stuckOn = problem ? (problem.reason === 'Unschedulable' ? 'unschedulable' : 'pod') : podless ? 'pod creation' : undefined;
     if (stuckOn !== agent.stuckOn) {
       agent.stuckOn = stuckOn;
       agent.stuckSince = undefined;
-      clearTimeout(agent.graceTimer);
-      agent.graceTimer = undefined;
+      this.graceDue.delete(taskId);
     }
     if (!stuckOn) return;
     agent.stuckSince ??= Date.now();
@@ -194,21 +202,13 @@ export class AgentTracker {
     const grace = stuckOn === 'unschedulable' ? this.graces.pendingSeconds : this.graces.startSeconds;
     const left = agent.stuckSince + grace * 1000 - Date.now();
     if (left > 0) {
-      if (!agent.graceTimer) this.evaluateIn(taskId, agent, left);
+      if (!this.graceDue.has(taskId)) this.graceDue.set(taskId, left);
     } else if (problem) {
       if (!agent.givingUp) void this.failToStart(taskId, agent, problem, pod);
       agent.givingUp = true;
-    } else if (!agent.givingUp && !agent.checkingCreation && !agent.graceTimer) {
+    } else if (!agent.givingUp && !agent.checkingCreation && !this.graceDue.has(taskId)) {
       void this.checkPodCreation(taskId, agent);
     }
-  }
-
-  private evaluateIn(taskId: string, agent: TrackedAgent, ms: number): void {
-    agent.graceTimer = setTimeout(() => {
-      agent.graceTimer = undefined;
-      this.evaluate(taskId);
-    }, ms);
-    agent.graceTimer.unref();
   }
 
   /** The grace is over and the Job has no pod: fail with the cluster's reason, or look again later. */
@@ -222,7 +222,7 @@ export class AgentTracker {
       await this.failToStart(taskId, agent, problem, undefined);
       return;
     }
-    this.evaluateIn(taskId, agent, Math.max(1000, Math.min(CREATION_RECHECK_MS, this.graces.startSeconds * 1000)));
+    this.graceDue.set(taskId, Math.max(1000, Math.min(CREATION_RECHECK_MS, this.graces.startSeconds * 1000)));
   }
 
   /** Reports the start failure with the runtime's reason and message, then lets the backend clean up. */

@@ -17,6 +17,8 @@ export interface ResourceWatchOptions<T> {
   labelSelector: string;
   list: () => Promise<ListResult<T>>;
   onChange: (change: WatchedChange<T>) => void;
+  /** What to keep of each object (and pass to onChange); default: all of it. */
+  keep?: (object: T) => T;
   /** Delay before re-connecting after an error, doubled per failure up to 30 s. */
   retryDelayMs?: number;
   /**
@@ -106,7 +108,8 @@ export class ResourceWatch<T extends KubernetesObject> {
   private async listAndReplace(): Promise<void> {
     const result = await this.options.list();
     const seen = new Set<string>();
-    for (const item of result.items) {
+    for (const listed of result.items) {
+      const item = this.options.keep ? this.options.keep(listed) : listed;
       const key = keyOf(item);
       seen.add(key);
       const before = this.known.get(key);
@@ -137,14 +140,15 @@ export class ResourceWatch<T extends KubernetesObject> {
     abort.abort();
   }
 
-  private onEvent(type: string, object: T & { code?: number; message?: string }): void {
+  private onEvent(type: string, received: T & { code?: number; message?: string }): void {
     this.lastHeard = Date.now();
     if (type === 'ERROR') {
       // 410 Gone: our resourceVersion was compacted away; anything else: start over too.
-      this.logger.warn(`Watch of ${this.options.description} answered ${object.code ?? ''} ${object.message ?? ''}; re-listing`);
+      this.logger.warn(`Watch of ${this.options.description} answered ${received.code ?? ''} ${received.message ?? ''}; re-listing`);
       this.relist = true;
       return;
     }
+    const object = this.options.keep && type !== 'BOOKMARK' ? this.options.keep(received) : received;
     const version = object.metadata?.resourceVersion;
     if (version) this.resourceVersion = version;
     if (type === 'BOOKMARK') return;

@@ -56,6 +56,12 @@ export interface RuntimeBackend {
    * processes, containers of this host's engine); false when every replica can (Jobs).
    */
   readonly hostLocal: boolean;
+  /**
+   * True when the backend reports every change of its agents by itself (a watch of the
+   * cluster): the scheduler then asks it about each live task only on a slow resync, not on
+   * every housekeeping round, so an idle dispatcher with thousands of Jobs stays idle.
+   */
+  readonly reportsChanges?: boolean;
   /** Problems with a spec this backend can never run (an unmapped image, ...), by field. */
   validate(spec: Pick<AgentSpec, 'image' | 'namespace' | 'pod'>): Record<string, string[]>;
   /** Starts the agent; returns the backend's reference (Job name, container id, pid). */

@@ -18,6 +18,8 @@ import { SerialLoop } from '../../shared/loop/serial-loop';
 
 const TICK_MS = 500;
 const WATCH_EVERY_TICKS = 4;
+/** Backends that report changes themselves (Kubernetes watches) are asked about every live task this often: a resync, as informers do. */
+const RESYNC_EVERY_TICKS = 60;
 /** How often host-local agents are checked against their tasks (a cancel or time-out seen by another replica). */
 const SWEEP_STRAYS_EVERY_TICKS = 8;
 /** A task claimed as starting whose agent was never submitted (the dispatcher died in between) is started again after this. */
@@ -25,6 +27,8 @@ const ORPHAN_CLAIM_MS = 60_000;
 /** A submit the runtime could not take is tried again after 1 s, doubling up to 30 s. */
 const SUBMIT_RETRY_BASE_MS = 1000;
 const SUBMIT_RETRY_MAX_MS = 30_000;
+/** Agent states applied at once: a watch that brings a thousand changes must not take every database connection. */
+const STATE_CONCURRENCY = 4;
 
 /**
  * Starts pending tasks within MAX_CONCURRENT_TASKS in arrival order, times them out,
@@ -41,6 +45,9 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger('Scheduler');
   private readonly starts = new SerialLoop(() => this.startPending(), (error) => this.logger.error({ err: error }, 'Scheduler start round failed'));
   private readonly housekeeping = new SerialLoop(() => this.tick(), (error) => this.logger.error({ err: error }, 'Scheduler round failed'));
+  /** States the runtimes reported and not yet applied, the latest per task. */
+  private readonly reportedStates = new Map<string, AgentState>();
+  private readonly stateLoop = new SerialLoop(() => this.applyReportedStates(), (error) => this.logger.error({ err: error }, 'Applying agent states failed'));
   /** Submits under way, by task id: the watch leaves these tasks alone, and shutdown waits for them. */
   private readonly submitting = new Map<string, Promise<void>>();
   private subscription?: Subscription;
@@ -57,7 +64,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     for (const backend of this.runtimes.backends) {
-      backend.onStateChange((taskId, state) => void this.onAgentState(taskId, state));
+      backend.onStateChange((taskId, state) => {
+        this.reportedStates.set(taskId, state);
+        this.stateLoop.kick();
+      });
     }
     await this.removeStrayAgents(this.runtimes.backends, { unknownToo: true }).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
     await this.startOwnUnsubmittedClaims().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not take up unstarted claims'));
@@ -73,14 +83,14 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
-    await Promise.all([this.starts.stop(), this.housekeeping.stop()]);
+    await Promise.all([this.starts.stop(), this.housekeeping.stop(), this.stateLoop.stop()]);
     await Promise.all(this.submitting.values());
   }
 
   private async tick(): Promise<void> {
     await this.sweepTimeouts();
     const tick = this.ticks++;
-    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive();
+    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive(tick % RESYNC_EVERY_TICKS === 0);
     if (tick % SWEEP_STRAYS_EVERY_TICKS === SWEEP_STRAYS_EVERY_TICKS - 1) {
       await this.removeStrayAgents(this.runtimes.backends.filter((backend) => backend.hostLocal), { unknownToo: false });
     }
@@ -166,10 +176,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   /**
    * Asks the runtime about every live task: adopts the running, answers the finished, fails
    * the gone. A host-local agent that another replica started is that replica's to watch:
-   * this one cannot see it and would take it for gone.
+   * this one cannot see it and would take it for gone. Tasks of a backend that reports its
+   * changes itself are asked about on the resync only (and before it, only those never
+   * handed to their runtime, the orphans): between resyncs its watch brings every change.
    */
-  private async watchActive(): Promise<void> {
-    for (const task of await this.tasks.active()) {
+  private async watchActive(resync: boolean): Promise<void> {
+    const reporting = resync ? [] : this.runtimes.backends.filter((backend) => backend.reportsChanges).map((backend) => backend.name);
+    for (const task of await this.tasks.activeExcept(reporting)) {
       const backend = this.runtimes.get(task.runtimeBackend);
       if (!backend || this.submitting.has(task.taskId)) continue;
       if (!this.runtimes.reaches(task)) continue;
@@ -208,6 +221,21 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     if (!(await this.tasks.reclaimOrphan(task.taskId, new Date(claimedAt)))) return;
     this.logger.warn({ taskId: task.taskId }, 'Starting a task whose dispatcher stopped before it started the agent');
     this.startTracked(task);
+  }
+
+  /** Applies what the runtimes reported, STATE_CONCURRENCY tasks at a time, until nothing is left. */
+  private async applyReportedStates(): Promise<void> {
+    while (this.reportedStates.size > 0) {
+      const batch = [...this.reportedStates];
+      this.reportedStates.clear();
+      let next = 0;
+      await Promise.all(Array.from({ length: Math.min(STATE_CONCURRENCY, batch.length) }, async () => {
+        while (next < batch.length) {
+          const [runtimeKey, state] = batch[next++];
+          await this.onAgentState(runtimeKey, state);
+        }
+      }));
+    }
   }
 
   /** `runtimeKey`: the task id of a cold agent, the agent id of a pool agent (whose task, when it has one, is found through it). */

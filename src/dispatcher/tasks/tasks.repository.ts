@@ -154,6 +154,16 @@ export class TasksRepository {
     return this.db.getRepository(TaskEntity).find({ where: { status: In([...ACTIVE_STATUSES]) }, order: { seq: 'ASC' } });
   }
 
+  /** Active tasks, but of the backends in `skipBackends` only those not yet handed to their runtime. */
+  activeExcept(skipBackends: string[]): Promise<TaskEntity[]> {
+    if (skipBackends.length === 0) return this.active();
+    return this.db.getRepository(TaskEntity).createQueryBuilder('task')
+      .where('task.status = ANY(:active)', { active: ACTIVE_STATUSES })
+      .andWhere('(task.runtime_ref IS NULL OR task.runtime_backend IS NULL OR NOT (task.runtime_backend = ANY(:skip)))', { skip: skipBackends })
+      .orderBy('task.seq', 'ASC')
+      .getMany();
+  }
+
   async countActive(): Promise<number> {
     return this.db.getRepository(TaskEntity).countBy({ status: In([...ACTIVE_STATUSES]) });
   }

@@ -114,7 +114,9 @@ export interface AppConfig {
   localImageCommands: Record<string, string>;
   kubeNamespace: string;
   kubeconfig: string | null;
+  /** Client-side token bucket towards the API server: steady requests per second and burst (KUBE_API_QPS, KUBE_API_BURST). */
   kubeApiQps: number;
+  kubeApiBurst: number;
   jobTtlSecondsAfterFinished: number;
   /** Runtime class, egress and security defaults for agents (AGENT_RUNTIME_CLASS, AGENT_EGRESS, ...). */
   agentIsolation: AgentIsolationDefaults;
@@ -279,7 +281,8 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     localImageCommands: r.stringMap('LOCAL_IMAGE_COMMANDS'),
     kubeNamespace: r.string('KUBE_NAMESPACE', 'default'),
     kubeconfig: r.optional('KUBECONFIG'),
-    kubeApiQps: r.int('KUBE_API_QPS', 20, 1, 10000),
+    kubeApiQps: r.int('KUBE_API_QPS', 50, 1, 10000),
+    kubeApiBurst: r.int('KUBE_API_BURST', 100, 1, 20000),
     jobTtlSecondsAfterFinished: r.int('JOB_TTL_SECONDS_AFTER_FINISHED', 600, 0, 30 * 86400),
     agentIsolation,
     kubernetes: readKubernetesSettings(r, env),

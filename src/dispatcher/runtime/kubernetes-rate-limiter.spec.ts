@@ -1,0 +1,44 @@
+import { roleRegistry } from '../../shared/metrics/metrics';
+import { TokenBucket } from './kubernetes-rate-limiter';
+
+async function metric(name: string): Promise<number> {
+  const line = (await roleRegistry('dispatcher').metrics()).split('\n').find((l) => l.startsWith(`${name} `));
+  return line ? Number(line.split(' ')[1]) : NaN;
+}
+
+describe('TokenBucket (KUBE_API_QPS, KUBE_API_BURST)', () => {
+  it('lets the burst go at once, then serves the rest at the rate, in arrival order', async () => {
+    const bucket = new TokenBucket(50, 5);
+    const startedAt = performance.now();
+    const order: number[] = [];
+    const at: number[] = [];
+    await Promise.all(Array.from({ length: 15 }, (_, i) => bucket.take().then(() => {
+      order.push(i);
+      at.push(performance.now() - startedAt);
+    })));
+    expect(order).toEqual([...Array(15).keys()]);
+    expect(Math.max(...at.slice(0, 5))).toBeLessThan(100);
+    // 10 more at 50 a second: the last about 200 ms in.
+    expect(at[14]).toBeGreaterThanOrEqual(190);
+    expect(at[14]).toBeLessThan(600);
+  });
+
+  it('shows its queue and the waits on /metrics', async () => {
+    const waitsBefore = await metric('dispatcher_kube_api_limiter_wait_seconds_count');
+    const bucket = new TokenBucket(20, 1);
+    const takes = Array.from({ length: 4 }, () => bucket.take());
+    expect(bucket.waiting).toBe(3);
+    expect(await metric('dispatcher_kube_api_limiter_queue_depth')).toBe(3);
+    await Promise.all(takes);
+    expect(await metric('dispatcher_kube_api_limiter_queue_depth')).toBe(0);
+    expect(await metric('dispatcher_kube_api_limiter_wait_seconds_count') - waitsBefore).toBe(4);
+    const sum = await metric('dispatcher_kube_api_limiter_wait_seconds_sum');
+    // Waits of about 50, 100 and 150 ms.
+    expect(sum).toBeGreaterThanOrEqual(0.25);
+  });
+
+  it('refuses a rate or burst that could never serve a request', () => {
+    expect(() => new TokenBucket(0, 10)).toThrow(/qps > 0/);
+    expect(() => new TokenBucket(5, 0)).toThrow(/burst >= 1/);
+  });
+});
