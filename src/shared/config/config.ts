@@ -126,8 +126,10 @@ export interface AppConfig {
   agentSecretAllowlist: string[];
   /** JSON or YAML `{"<secret>": {"<key>": "<value>"}}` the local engines read `secret_env` values from. */
   agentSecretsFile: string | null;
-  /** Event streams and log follows one principal may hold open on one replica. */
+  /** Event streams and log follows one principal may hold open, counted across every controller replica. */
   streamsPerPrincipal: number;
+  /** How long a stream's lease counts after its replica stopped renewing it (a replica that died). */
+  streamLeaseSeconds: number;
   /** Event streams and log follows one replica serves at once. */
   streamsPerReplica: number;
   /** Node's HTTP server limits for both roles' ports. */
@@ -280,6 +282,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     agentSecretAllowlist: r.words('AGENT_SECRET_ALLOWLIST'),
     agentSecretsFile: r.optional('AGENT_SECRETS_FILE'),
     streamsPerPrincipal: r.int('STREAMS_PER_PRINCIPAL', 20, 1, 100000),
+    streamLeaseSeconds: r.int('STREAM_LEASE_SECONDS', 60, 3, 3600),
     streamsPerReplica: r.int('STREAMS_PER_REPLICA', 2000, 1, 1000000),
     httpServer: readHttpServerSettings(r),
     webhookRefusalsPerMinute: r.int('WEBHOOK_REFUSALS_PER_MINUTE', 30, 1, 1000000),
