@@ -71,6 +71,23 @@ describe('kubernetes log follows shared per task', () => {
     expect(kube.openLogFollows.size).toBe(0);
   });
 
+  it('writes an empty line after 15 s without output, so proxies keep a quiet follow open', async () => {
+    const { system } = under;
+    const request = makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' } });
+    expect((await taskApi(system).create(request)).status).toBe(201);
+    const job = jobName(request.task_id);
+    await waitFor(async () => (kube.store.get('jobs', 'agents', job)?.spec as { suspend?: boolean } | undefined)?.suspend === false, 10_000, 'the Job to be resumed');
+    kube.jobs.run('agents', job);
+    kube.jobs.setLogs('agents', job, 'thinking\n');
+    const quiet = follow(`${system.dispatcherUrl}/tasks/${request.task_id}/logs?follow=true`, { 'X-API-Key': system.apiKey });
+    await waitFor(() => quiet.reader.text === 'thinking\n', 10_000, 'the output so far');
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    expect(quiet.reader.text).toBe('thinking\n');
+    await waitFor(() => quiet.reader.text === 'thinking\n\n', 6000, 'the keep-alive line', 250);
+    expect(quiet.reader.ended).toBe(false);
+    quiet.close();
+  });
+
   it('stops the follow stream to the API server once the last follower leaves', async () => {
     const { system } = under;
     const request = makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' } });
