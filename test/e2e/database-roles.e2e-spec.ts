@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { createTask, getTask } from '../harness/controller-tasks';
+import { createTask, getTask, operator } from '../harness/controller-tasks';
 import { freshDatabaseUrl } from '../harness/database';
+import { http } from '../harness/http';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
 
@@ -73,7 +74,7 @@ describe('one PostgreSQL role per component', () => {
   });
 
   it('migrates and runs a task with each role on its own credential', async () => {
-    await waitFor(async () => (await (await fetch(`${controller.controllerUrl}/api/v1/dispatchers/own-role/`, { headers: { authorization: `Token ${controller.apiToken}` } })).json()).state === 'online', 20_000, 'the dispatcher to check in');
+    await waitFor(async () => (await http('GET', `${controller.controllerUrl}/api/v1/dispatchers/own-role/`, { headers: operator(controller) })).body.state === 'online', 20_000, 'the dispatcher to check in');
     const created = await createTask(controller);
     expect(created.status).toBe(201);
     const task = await waitFor(async () => {

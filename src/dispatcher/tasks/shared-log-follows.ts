@@ -54,7 +54,7 @@ class SharedFollow {
     this.followers += 1;
     try {
       await this.firstOutput;
-      yield lastLines(this.text, tail);
+      yield lastLines(this.text.slice(-KEPT_CHARS), tail);
       let position = this.total;
       for (;;) {
         if (position < this.total) {
@@ -77,7 +77,9 @@ class SharedFollow {
   }
 
   private append(chunk: string): void {
-    this.text = (this.text + chunk).slice(-KEPT_CHARS);
+    this.text += chunk;
+    // Trimmed once it holds twice what is kept, so a chatty agent costs no copy of the kept output per chunk.
+    if (this.text.length > 2 * KEPT_CHARS) this.text = this.text.slice(-KEPT_CHARS);
     this.total += chunk.length;
     this.firstRead.resolve();
     const woken = this.wake;
