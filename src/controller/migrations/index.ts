@@ -16,6 +16,7 @@ import { TaskRetries1790200000000 } from './1790200000000-TaskRetries';
 import { LedgerFilterIndexes1790600000000 } from './1790600000000-LedgerFilterIndexes';
 import { CreateSubscriptions1790700000000 } from './1790700000000-CreateSubscriptions';
 import { CreateStreamLeases1791000000000 } from './1791000000000-CreateStreamLeases';
+import { TakeStreamLease1791000000001 } from './1791000000001-TakeStreamLease';
 import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
 import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
 import { EventsByTask1790500000002 } from './1790500000002-EventsByTask';
@@ -43,4 +44,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   LedgerFilterIndexes1790600000000,
   CreateSubscriptions1790700000000,
   CreateStreamLeases1791000000000,
+  TakeStreamLease1791000000001,
 ];

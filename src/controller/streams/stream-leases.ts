@@ -12,8 +12,8 @@ const RETRY_AFTER_SECONDS = 10;
 
 /**
  * A caller's open event streams and log follows counted across every controller replica
- * (STREAMS_PER_PRINCIPAL): one lease row per open stream, counted after it is written, so
- * two replicas cannot both hand out the last one. A replica renews the
+ * (STREAMS_PER_PRINCIPAL): one lease row per open stream, taken in one statement under a
+ * lock on the caller, so two replicas cannot both hand out the last one. A replica renews the
  * leases of its own streams; those of a replica that died expire after
  * STREAM_LEASE_SECONDS and stop counting. A lease is given back when its response closes,
  * however it ends.
@@ -62,24 +62,19 @@ export class StreamLeases implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * Inserts the lease, then counts the caller's live leases and gives it back when that is
-   * over the cap. Two statements without a lock, so a burst of streams from one caller
-   * never holds connections waiting on each other: of two streams taking the last lease at
-   * once, the later count sees both rows, so the cap is never exceeded (at worst both are
-   * refused and one retries after Retry-After).
+   * One statement (`controller.take_stream_lease`): counts the caller's live leases and
+   * inserts one below the cap, under an advisory lock on the caller taken inside that
+   * statement, so two replicas never both hand out the last lease and a burst of streams
+   * holds no connection waiting on a lock held across round trips.
    */
   private async insert(principal: string): Promise<string | null> {
-    const [lease] = (await this.db.query(
-      `INSERT INTO "controller"."stream_leases" (principal, replica_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3)) RETURNING id`,
-      [principal, this.replicaId, this.config.streamLeaseSeconds],
-    )) as { id: string }[];
-    const [{ held }] = (await this.db.query(
-      `SELECT count(*)::int AS held FROM "controller"."stream_leases" WHERE principal = $1 AND expires_at > now()`,
-      [principal],
-    )) as { held: number }[];
-    if (held <= this.config.streamsPerPrincipal) return lease.id;
-    await this.db.query(`DELETE FROM "controller"."stream_leases" WHERE id = $1`, [lease.id]);
-    return null;
+    const [row] = (await this.db.query(`SELECT "controller"."take_stream_lease"($1, $2, $3, $4) AS id`, [
+      principal,
+      this.replicaId,
+      this.config.streamLeaseSeconds,
+      this.config.streamsPerPrincipal,
+    ])) as { id: string | null }[];
+    return row.id;
   }
 
   private release(leaseId: string): void {
