@@ -23,6 +23,9 @@ export class StreamLeases implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('StreamLeases');
   private readonly replicaId = randomUUID();
   private readonly held = new Set<string>();
+  /** Takes waiting for the one running for the same caller, and the callers with one running. */
+  private readonly waiting = new Map<string, { resolve: (id: string | null) => void; reject: (error: unknown) => void }[]>();
+  private readonly taking = new Set<string>();
   private renewal: NodeJS.Timeout | undefined;
 
   constructor(
@@ -62,19 +65,43 @@ export class StreamLeases implements OnModuleInit, OnApplicationShutdown {
   }
 
   /**
-   * One statement (`controller.take_stream_lease`): counts the caller's live leases and
-   * inserts one below the cap, under an advisory lock on the caller taken inside that
-   * statement, so two replicas never both hand out the last lease and a burst of streams
-   * holds no connection waiting on a lock held across round trips.
+   * A lease from `controller.take_stream_lease`, which counts the caller's live leases and
+   * inserts one below the cap under an advisory lock on the caller held for that call only,
+   * so two replicas never both hand out the last lease. Takes of one caller that arrive
+   * while one is running wait and go together in the next statement (one call per lease,
+   * each seeing the ones before it), so a burst of a thousand streams costs a few
+   * statements, not a thousand queued for the pool.
    */
-  private async insert(principal: string): Promise<string | null> {
-    const [row] = (await this.db.query(`SELECT "controller"."take_stream_lease"($1, $2, $3, $4) AS id`, [
-      principal,
-      this.replicaId,
-      this.config.streamLeaseSeconds,
-      this.config.streamsPerPrincipal,
-    ])) as { id: string | null }[];
-    return row.id;
+  private insert(principal: string): Promise<string | null> {
+    return new Promise((resolve, reject) => {
+      const queue = this.waiting.get(principal) ?? [];
+      queue.push({ resolve, reject });
+      this.waiting.set(principal, queue);
+      if (!this.taking.has(principal)) void this.takeWaiting(principal);
+    });
+  }
+
+  private async takeWaiting(principal: string): Promise<void> {
+    this.taking.add(principal);
+    try {
+      for (let batch = this.waiting.get(principal); batch?.length; batch = this.waiting.get(principal)) {
+        this.waiting.delete(principal);
+        try {
+          const rows = (await this.db.query(`SELECT "controller"."take_stream_lease"($1, $2, $3, $4) AS id FROM generate_series(1, $5)`, [
+            principal,
+            this.replicaId,
+            this.config.streamLeaseSeconds,
+            this.config.streamsPerPrincipal,
+            batch.length,
+          ])) as { id: string | null }[];
+          batch.forEach((waiter, index) => waiter.resolve(rows[index]?.id ?? null));
+        } catch (error) {
+          for (const waiter of batch) waiter.reject(error);
+        }
+      }
+    } finally {
+      this.taking.delete(principal);
+    }
   }
 
   private release(leaseId: string): void {
