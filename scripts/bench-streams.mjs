@@ -25,6 +25,12 @@ const ROUNDS = Number(process.env.BENCH_STREAM_ROUNDS ?? 2);
 // An agent that checks in and prints a line every 100 ms until it is stopped.
 const TICKER = 'sh scripts/bench-ticker-agent.sh';
 
+function countBy(values) {
+  const counts = {};
+  for (const value of values) counts[value] = (counts[value] ?? 0) + 1;
+  return counts;
+}
+
 async function statsOf(db) {
   const [xacts] = (await db.query('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()')).rows;
   const [scans] = (await db.query(`SELECT COALESCE(idx_scan, 0) + COALESCE(seq_scan, 0) AS n FROM pg_stat_user_tables WHERE schemaname = 'controller' AND relname = 'events'`)).rows;
@@ -126,7 +132,7 @@ async function run(clients, followers, services) {
       eventReadsPerSecond: (after.eventReads - before.eventReads) / window,
       peakRssMiB: peak,
       latencyP50Ms: percentile(latencies, 50), latencyP99Ms: percentile(latencies, 99),
-      delivered: latencies.length, expected: written * clients, followedBytes: followed.bytes, failures: failures.length,
+      delivered: latencies.length, expected: written * clients, followedBytes: followed.bytes, failures: failures.length, failureReasons: countBy(failures),
     };
   } finally {
     await writer.end();
@@ -153,6 +159,7 @@ async function main() {
     // Reads per second of the event log beside the 10-stream runs: the shared range read keeps it near 1x.
     const readRatios = ratios((r) => Math.max(r.eventReadsPerSecond, 0.1));
     console.log(`${CLIENTS} streams' event log reads/s over the 10-stream runs beside them: ${spread(readRatios, (v) => `${v.toFixed(1)}x`)}`);
+    for (const r of [...baselines, ...runs].filter((run) => run.failures > 0)) console.log(`failed streams of a run of ${r.clients}, by reason: ${JSON.stringify(r.failureReasons)}`);
     const failed = [...runs, ...baselines].reduce((sum, r) => sum + r.failures, 0);
     if (failed > 0) {
       console.log(`   FAILED: ${failed} streams failed (refused, reset or answered other than 200)`);

@@ -66,6 +66,12 @@ const scenarios = [
     podTemplate: { metadata: { labels: { team: 'ml' } }, spec: { imagePullSecrets: [{ name: 'registry-creds' }], nodeSelector: { pool: 'agents' }, serviceAccountName: 'tasks-agent-tasks-agent' } },
   },
   { name: 'two replicas with Redis', set: [DB, ...KEYS, 'redis.url=redis://redis:6379/0', 'controller.replicaCount=2', 'dispatcher.replicaCount=2'], pdbs: 2 },
+  {
+    name: 'one database role per component',
+    set: ['database.controllerUrl=postgresql://tasks_controller@db:5432/tasks', 'database.dispatcherUrl=postgresql://tasks_dispatcher@db:5432/tasks', ...KEYS],
+    databasePerRole: true,
+  },
+  { name: 'one database role per component in an existing secret', set: ['secrets.existingSecret=my-secrets', 'database.perRole=true'], existingSecret: true, databasePerRole: true },
 ];
 
 /** Values that cannot work must fail with a message that says why. */
@@ -76,6 +82,7 @@ const refusals = [
   { name: 'a mistyped value', set: [DB, ...KEYS, 'controller.replicaCount=two'], message: 'replicaCount' },
   { name: 'an Ingress path that routes /metrics', set: [DB, ...KEYS, 'ingress.enabled=true', 'ingress.hosts[0].host=a.example.com', 'ingress.hosts[0].paths[0].path=/', 'ingress.hosts[0].paths[0].pathType=Prefix'], message: 'routes /metrics', checked: true },
   { name: 'a dispatcher-only release without a credential', set: [DB, 'secrets.dispatcherKey=d', 'secrets.agentKey=a', 'controller.enabled=false', 'dispatcher.controllerUrl=https://controller.example.com'], message: 'secrets.controllerToken is required for a dispatcher-only release' },
+  { name: 'a controller database role without the dispatcher\'s', set: ['database.controllerUrl=postgresql://tasks_controller@db:5432/tasks', ...KEYS], message: 'database.dispatcherUrl is required' },
   { name: 'an unknown floor value', set: [DB, ...KEYS, 'dispatcher.agents.floor.alowRoot=true'], message: 'alowRoot' },
   { name: 'a floor egress that is no mode', set: [DB, ...KEYS, 'dispatcher.agents.floor.egressMax=all'], message: 'egressMax' },
   { name: 'a misspelt value at the top', set: [DB, ...KEYS, 'logLevl=debug'], message: 'logLevl' },
@@ -96,6 +103,7 @@ function exampleScenarios() {
       set: [],
       existingSecret: Boolean(values.secrets?.existingSecret),
       roles: controller ? undefined : ['dispatcher'],
+      databasePerRole: Boolean(values.database?.perRole || values.database?.controllerUrl || values.database?.dispatcherUrl),
       pdbs: [controller && values.controller?.replicaCount, values.dispatcher?.replicaCount].filter((count) => count > 1).length,
       agentNamespace: { name: kubernetes.namespace || 'tasks-agents', created: kubernetes.createNamespace !== false },
     };
@@ -168,6 +176,21 @@ function check(scenario, documents, problems) {
     if (!documents.some((doc) => doc.kind === kind)) problems.push(`${scenario.name}: no ${kind} rendered`);
   }
   checkProduction(scenario, documents, problems);
+  checkDatabaseCredentials(scenario, documents, problems);
+}
+
+/** With one database role per component, each role's pods and migration container read that role's credential only. */
+function checkDatabaseCredentials(scenario, documents, problems) {
+  for (const doc of documents.filter((d) => d.kind === 'Deployment' || d.kind === 'Job')) {
+    const pod = doc.spec.template.spec;
+    for (const container of [...(pod.initContainers ?? []), ...pod.containers]) {
+      const key = container.env?.find((variable) => variable.name === 'DATABASE_URL')?.valueFrom?.secretKeyRef?.key;
+      const role = ['controller', 'dispatcher'].find((name) => container.name === name || container.name === `migrate-${name}`);
+      if (!role) continue;
+      const wanted = scenario.databasePerRole ? `${role.toUpperCase()}_DATABASE_URL` : 'DATABASE_URL';
+      if (key !== wanted) problems.push(`${scenario.name}: ${doc.kind} ${doc.metadata.name} container ${container.name} reads DATABASE_URL from ${key}, not ${wanted}`);
+    }
+  }
 }
 
 /** The Ingress routes the API and the console only: no path may reach /metrics or the probes. */

@@ -81,7 +81,6 @@ app.kubernetes.io/component: {{ .component }}
   value: {{ not .Values.migrations.hook | quote }}
 - name: DATABASE_POOL_SIZE
   value: {{ .Values.database.poolSize | quote }}
-{{ include "agent-tasks.secretEnv" (dict "root" . "name" "DATABASE_URL") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "REDIS_URL" "optional" true) }}
 {{- if .Values.s3.endpoint }}
 - name: S3_ENDPOINT
@@ -95,7 +94,19 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 {{- end }}
 
+{{/* "true" when each role has a database credential of its own (CONTROLLER_DATABASE_URL, DISPATCHER_DATABASE_URL). */}}
+{{- define "agent-tasks.databasePerRole" -}}
+{{- if or .Values.database.perRole .Values.database.controllerUrl .Values.database.dispatcherUrl }}true{{ else }}false{{ end -}}
+{{- end }}
+
+{{/* DATABASE_URL of one role (dict "root" $ "role" "controller"): its own credential, or the one both share. */}}
+{{- define "agent-tasks.databaseEnv" -}}
+{{- $key := eq (include "agent-tasks.databasePerRole" .root) "true" | ternary (printf "%s_DATABASE_URL" (upper .role)) "DATABASE_URL" }}
+{{- include "agent-tasks.secretEnv" (dict "root" .root "name" "DATABASE_URL" "key" $key) }}
+{{- end }}
+
 {{- define "agent-tasks.controllerSecretEnv" -}}
+{{ include "agent-tasks.databaseEnv" (dict "root" . "role" "controller") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "API_TOKEN") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "SECRET_KEY") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "CALLBACK_SIGNING_KEY" "optional" true) }}
@@ -106,6 +117,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
 {{- define "agent-tasks.dispatcherSecretEnv" -}}
+{{ include "agent-tasks.databaseEnv" (dict "root" . "role" "dispatcher") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "API_KEY") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "AGENT_KEY") }}
 {{ include "agent-tasks.secretEnv" (dict "root" . "name" "CALLBACK_SIGNING_KEY" "optional" true) }}

@@ -1,5 +1,6 @@
 import { StreamSlotsModule } from '../shared/http/stream-slots';
 import { EventsModule } from './events/events.module';
+import { StreamLeasesModule } from './streams/stream-leases';
 import { DynamicModule, Module, Type } from '@nestjs/common';
 import { AppConfig } from '../shared/config/config';
 import { ConfigModule } from '../shared/config/config.module';
@@ -45,6 +46,7 @@ export class ControllerModule {
         ConfigModule.forRoot(config),
         StreamSlotsModule,
         DatabaseModule.forRole('controller', config),
+        StreamLeasesModule,
         CacheModule.forRoot(),
         StorageModule.forRoot(),
         ...CONTROLLER_FEATURES,

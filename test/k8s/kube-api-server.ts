@@ -73,6 +73,9 @@ export class KubeApiServer {
   readonly store = new KubeStore();
   readonly jobs = new JobSimulator(this.store);
   readonly requests: RecordedRequest[] = [];
+  /** Pod log follows (`?follow=true`) opened so far, and those open now. */
+  logFollowsOpened = 0;
+  readonly openLogFollows = new Set<http.ServerResponse>();
   readonly namespaces: Set<string>;
   private readonly faults: Fault[] = [];
   private readonly delays: Delay[] = [];
@@ -378,7 +381,31 @@ export class KubeApiServer {
     const tail = params.get('tailLines');
     if (tail !== null) lines = lines.slice(Math.max(0, lines.length - Number(tail)));
     res.writeHead(200, { 'Content-Type': 'text/plain' });
+    if (params.get('follow') === 'true') return this.followLog(res, namespace, name, lines.map((line) => `${line}\n`).join(''));
     res.end(lines.map((line) => `${line}\n`).join(''));
+  }
+
+  /**
+   * `?follow=true`: what the log holds, then what is added to it, until the container ends or
+   * the pod is gone, as the kubelet streams it.
+   */
+  private followLog(res: http.ServerResponse, namespace: string, name: string, first: string): void {
+    this.logFollowsOpened += 1;
+    this.openLogFollows.add(res);
+    res.write(first);
+    let sent = this.jobs.logsOf(namespace, name).length;
+    const poll = setInterval(() => {
+      const pod = this.store.get('pods', namespace, name);
+      const text = this.jobs.logsOf(namespace, name);
+      if (text.length > sent) res.write(text.slice(sent));
+      sent = Math.max(sent, text.length);
+      const state = ((pod?.status as { containerStatuses?: { state?: Record<string, unknown> }[] } | undefined)?.containerStatuses ?? [])[0]?.state;
+      if (!pod || state?.terminated) res.end();
+    }, 50);
+    res.once('close', () => {
+      clearInterval(poll);
+      this.openLogFollows.delete(res);
+    });
   }
 
   private watch(req: http.IncomingMessage, res: http.ServerResponse, resource: Resource, query: ListQuery, params: URLSearchParams): void {

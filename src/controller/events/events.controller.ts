@@ -6,6 +6,7 @@ import { DomainError } from '../../shared/errors/domain-error';
 import { streamText } from '../../shared/http/stream-text';
 import { CurrentPrincipal, OperatorOrScope, Principal } from '../auth/auth.decorators';
 import { StreamSlots } from '../../shared/http/stream-slots';
+import { StreamLeases } from '../streams/stream-leases';
 import { CredentialWatch } from '../auth/credential-watch';
 import { EventsQueryDto } from './events.dto';
 import { EventsService } from './events.service';
@@ -16,6 +17,7 @@ export class EventsController {
   constructor(
     private readonly events: EventsService,
     private readonly slots: StreamSlots,
+    private readonly leases: StreamLeases,
     private readonly credentials: CredentialWatch,
   ) {}
 
@@ -28,7 +30,7 @@ export class EventsController {
   @Refuses({ 400: 'invalid: a query parameter is out of range', 429: 'throttled: STREAMS_PER_PRINCIPAL or STREAMS_PER_REPLICA reached; Retry-After says when to try again' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'Resume after this event id' })
   @OperatorOrScope('tasks:read')
-  stream(
+  async stream(
     @Query() query: EventsQueryDto,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Headers('authorization') authorization: string | undefined,
@@ -36,7 +38,8 @@ export class EventsController {
     @Res() response: Response,
   ): Promise<void> {
     const after = lastEventId !== undefined && lastEventId !== '' ? parseEventId(lastEventId) : query.last_event_id;
-    this.slots.take(`${principal.kind}:${principal.id}`, response);
+    this.slots.take(response);
+    await this.leases.take(`${principal.kind}:${principal.id}`, response);
     const alive = this.credentials.aliveCheck(authorization);
     return streamText(response, this.events.stream({ after, taskGuid: query.task_guid, alive }), 'text/event-stream; charset=utf-8');
   }

@@ -26,4 +26,6 @@ export const MIGRATION_CHECKSUMS: Record<string, string> = {
   '1790500000002-EventsByTask.ts': '08738f57a46ae0571b49d08744bb4fedcb1063562ad8d9a94e479c4302f5ecf5',
   '1790800000000-CreateAuditTrail.ts': '76acb5677f882e313a8a3d2ce317b753a624f4f7a02d09c992b93bc88077c764',
   '1790900000000-AddTraceContext.ts': '4600fe7eaaca16f2d684bc7bfcc95ed3b9dcbe558f8ec8856e4cca474439b446',
+  '1791000000000-CreateStreamLeases.ts': 'f7378bb331c1091b19e2c3f884371ff45762a2503e6f81c9556e780b06da63f8',
+  '1791000000001-TakeStreamLease.ts': '8e48af50f3d838bef9415f454d9d105826fd1fd6af7e223c71f260cc207a6a76',
 };

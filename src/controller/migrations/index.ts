@@ -16,6 +16,8 @@ import { TaskRetries1790200000000 } from './1790200000000-TaskRetries';
 import { LedgerFilterIndexes1790600000000 } from './1790600000000-LedgerFilterIndexes';
 import { CreateSubscriptions1790700000000 } from './1790700000000-CreateSubscriptions';
 import { CreateAuditTrail1790800000000 } from './1790800000000-CreateAuditTrail';
+import { CreateStreamLeases1791000000000 } from './1791000000000-CreateStreamLeases';
+import { TakeStreamLease1791000000001 } from './1791000000001-TakeStreamLease';
 import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
 import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
 import { EventsByTask1790500000002 } from './1790500000002-EventsByTask';
@@ -45,4 +47,6 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   CreateSubscriptions1790700000000,
   CreateAuditTrail1790800000000,
   AddTraceContext1790900000000,
+  CreateStreamLeases1791000000000,
+  TakeStreamLease1791000000001,
 ];

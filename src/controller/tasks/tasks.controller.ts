@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { abortOnClose, LOG_FOLLOW_KEEP_ALIVE, streamText } from '../../shared/http/stream-text';
 import { StreamSlots } from '../../shared/http/stream-slots';
+import { StreamLeases } from '../streams/stream-leases';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CurrentPrincipal, OperatorOrScope } from '../auth/auth.decorators';
@@ -29,6 +30,7 @@ export class TasksController {
     private readonly attempts: TaskAttemptsService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly slots: StreamSlots,
+    private readonly leases: StreamLeases,
   ) {}
 
   @Post()
@@ -85,7 +87,8 @@ export class TasksController {
   @OperatorOrScope('tasks:read')
   async taskLogs(@Param('guid') guid: string, @Query() query: TaskLogsQueryDto, @CurrentPrincipal() principal: Principal, @Res() response: Response): Promise<void> {
     if (query.follow) {
-      this.slots.take(`${principal.kind}:${principal.id}`, response);
+      this.slots.take(response);
+      await this.leases.take(`${principal.kind}:${principal.id}`, response);
       return streamText(response, await this.logs.follow(guid, query.tail, abortOnClose(response)), undefined, LOG_FOLLOW_KEEP_ALIVE);
     }
     response.type('text/plain; charset=utf-8').send(await this.logs.read(guid, query.tail));

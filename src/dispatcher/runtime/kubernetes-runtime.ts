@@ -14,9 +14,10 @@ import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-c
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
+import { followPodLog } from './kubernetes-log-follow';
 import { slimJob, slimPod } from './kubernetes-slim';
 import { readyWarmPod } from './kubernetes-warm-claim';
-import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
+import { AgentSpec, AgentState, AgentStateListener, LogFollow, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const NO_ADDITIONS: PodAdditionRules = { labelPrefixes: [], annotationPrefixes: [], nodeSelectorKeys: [], tolerationKeys: [], priorityClasses: [] };
@@ -254,6 +255,21 @@ export class KubernetesRuntime implements RuntimeBackend {
     } catch (error) {
       // 400: the container has not started; 404: the pod is gone. Either way there is no output.
       if ([400, 404].includes(statusCode(error) ?? 0)) return '';
+      throw error;
+    }
+  }
+
+  /** The newest pod's agent log as one follow stream; null while the task has no pod or its container waits to start. */
+  async followLogs(taskId: string, ref: string, signal: AbortSignal): Promise<LogFollow | null> {
+    const { namespace } = parseRef(ref, this.options.namespace);
+    const pod = this.agents.newestPod(taskId) ?? (await this.podsOf(namespace, `${TASK_ID_LABEL}=${taskId}`)).at(-1);
+    const podName = pod?.metadata?.name;
+    if (!podName) return null;
+    try {
+      return { source: podName, chunks: await followPodLog(this.api.kubeConfig, namespace, podName, signal) };
+    } catch (error) {
+      // 400: the container has not started; 404: the pod is gone.
+      if ([400, 404].includes(statusCode(error) ?? 0)) return null;
       throw error;
     }
   }

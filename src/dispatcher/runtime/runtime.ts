@@ -71,6 +71,13 @@ export interface RuntimeBackend {
   status(taskId: string, ref: string): Promise<AgentState>;
   /** The agent's output, the last `tail` lines when given. */
   logs(taskId: string, ref: string, tail?: number): Promise<string>;
+  /**
+   * Backends that can stream an agent's output: one read of its current pod's output from
+   * the start, open until that output ends (or `signal`); null while it has none to read.
+   * `source` names what was read (the pod), so a reader that reconnects knows whether it is
+   * reading the same output again. Backends without it are followed by polling `logs`.
+   */
+  followLogs?(taskId: string, ref: string, signal: AbortSignal): Promise<LogFollow | null>;
   /** Frees what the agent left once its task is final (containers, Jobs); one call at a time per agent. */
   remove(taskId: string, ref: string): Promise<void>;
   /**
@@ -85,6 +92,12 @@ export interface RuntimeBackend {
   onStateChange(listener: AgentStateListener): void;
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/** An open read of an agent's output: `source` is what it reads (a pod name). */
+export interface LogFollow {
+  source: string;
+  chunks: AsyncIterable<string>;
 }
 
 export const RUNTIME_BACKENDS = Symbol('RUNTIME_BACKENDS');

@@ -7,6 +7,7 @@ import { lastLines } from '../runtime/output-tail';
 import { RuntimeBackend } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { isFinal, TaskStatus } from './task-state';
+import { SharedLogFollows } from './shared-log-follows';
 import { TaskSignals } from './task-signals';
 import { runtimeKeyOf, TaskEntity } from './task.entity';
 
@@ -32,6 +33,7 @@ export class TaskLogs implements OnModuleInit {
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     private readonly runtimes: RuntimeRegistry,
     private readonly signals: TaskSignals,
+    private readonly shared: SharedLogFollows,
   ) {}
 
   onModuleInit(): void {
@@ -97,6 +99,12 @@ export class TaskLogs implements OnModuleInit {
    * included). `reload` reads the task again; null ends the stream, and so does `signal`.
    */
   async *follow(task: TaskEntity, tail: number | undefined, reload: () => Promise<TaskEntity | null>, signal?: AbortSignal): AsyncGenerator<string> {
+    const backend = this.runtimes.get(task.runtimeBackend);
+    if (backend?.followLogs && !isFinal(task.status) && this.runtimes.reaches(task)) {
+      // A backend that streams output is read once per task on this replica, whatever the number of followers.
+      yield* this.shared.follow(backend as Required<Pick<RuntimeBackend, 'followLogs'>>, task, tail, reload, signal ?? new AbortController().signal);
+      return;
+    }
     let full = await this.read(task);
     yield lastLines(full, tail);
     let sent = full.length;

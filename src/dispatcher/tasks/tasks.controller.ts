@@ -60,7 +60,7 @@ export class TasksController {
   async logs(@Param('taskId') taskId: string, @Query() query: LogsQuery, @Res() response: Response): Promise<void> {
     if (query.follow) {
       // The controller follows for all its callers with one key: only this replica's cap applies here.
-      this.slots.take(null, response);
+      this.slots.take(response);
       return streamText(response, await this.tasks.followLogs(taskId, query.tail, abortOnClose(response)), undefined, LOG_FOLLOW_KEEP_ALIVE);
     }
     response.type('text/plain; charset=utf-8').send(await this.tasks.logs(taskId, query.tail));

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { CallbackTokenBox } from './callback-token-box';
+import { SharedLogFollows } from './shared-log-follows';
 import { TaskLogs } from './task-logs';
 import { TaskSignals } from './task-signals';
 import { TasksController } from './tasks.controller';
@@ -8,7 +9,7 @@ import { TasksService } from './tasks.service';
 
 @Module({
   controllers: [TasksController],
-  providers: [TasksRepository, TasksService, TaskSignals, CallbackTokenBox, TaskLogs],
+  providers: [TasksRepository, TasksService, TaskSignals, CallbackTokenBox, TaskLogs, SharedLogFollows],
   exports: [TasksRepository, TaskSignals, CallbackTokenBox, TaskLogs],
 })
 export class TasksModule {}

@@ -136,8 +136,10 @@ export interface AppConfig {
   agentSecretsFile: string | null;
   /** WARM_POOLS: agents kept running before their task arrives. */
   warmPools: WarmPool[];
-  /** Event streams and log follows one principal may hold open on one replica. */
+  /** Event streams and log follows one principal may hold open, counted across every controller replica. */
   streamsPerPrincipal: number;
+  /** How long a stream's lease counts after its replica stopped renewing it (a replica that died). */
+  streamLeaseSeconds: number;
   /** Event streams and log follows one replica serves at once. */
   streamsPerReplica: number;
   /** Node's HTTP server limits for both roles' ports. */
@@ -294,6 +296,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     agentSecretsFile: r.optional('AGENT_SECRETS_FILE'),
     warmPools: [],
     streamsPerPrincipal: r.int('STREAMS_PER_PRINCIPAL', 20, 1, 100000),
+    streamLeaseSeconds: r.int('STREAM_LEASE_SECONDS', 60, 3, 3600),
     streamsPerReplica: r.int('STREAMS_PER_REPLICA', 2000, 1, 1000000),
     httpServer: readHttpServerSettings(r),
     webhookRefusalsPerMinute: r.int('WEBHOOK_REFUSALS_PER_MINUTE', 30, 1, 1000000),

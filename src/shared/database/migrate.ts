@@ -20,7 +20,10 @@ export async function runMigrations(
     const lockId = hash(`migrations:${options.schema}`);
     await source.query('SELECT pg_advisory_lock($1)', [lockId]);
     try {
-      await source.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+      // Created only when missing: a role given its own schema by the operator (one database
+      // role per component) needs no CREATE right on the database, which even IF NOT EXISTS asks for.
+      const [found] = (await source.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [options.schema])) as unknown[];
+      if (!found) await source.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
       const checksums = new MigrationChecksums(source, options.schema!, committed);
       checksums.requireListed(source.migrations.map((migration) => migration.name!));
       await checksums.verifyApplied();
