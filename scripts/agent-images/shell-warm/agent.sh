@@ -7,7 +7,7 @@ set -eu
 
 post() {
   wget -q -O - --header "X-Agent-Key: $AGENT_KEY" --header 'Content-Type: application/json' \
-    --post-data "$2" "$DISPATCHER_URL$1"
+    --post-data "$2" "$DISPATCHER_URL$1" || return 1
   echo
 }
 
@@ -20,9 +20,19 @@ if [ -z "${TASK_ID:-}" ]; then
   : "${AGENT_POOL:?AGENT_POOL is not set}" "${AGENT_ID:?AGENT_ID is not set}"
   echo "shell-warm agent $AGENT_ID of pool $AGENT_POOL waiting for a task"
   TASK_ID=""
+  unreachable=0
   while [ -z "$TASK_ID" ]; do
-    answer=$(post "/agent/claim?wait_seconds=25" "{\"pool\":\"$AGENT_POOL\",\"agent_id\":\"$AGENT_ID\"}")
-    TASK_ID=$(field "$answer" task_id)
+    if answer=$(post "/agent/claim?wait_seconds=25" "{\"pool\":\"$AGENT_POOL\",\"agent_id\":\"$AGENT_ID\"}"); then
+      unreachable=0
+      TASK_ID=$(field "$answer" task_id)
+    else
+      # No answer (the dispatcher restarting, or gone): wait a second before asking again, and
+      # give up after five minutes, so a pool whose dispatcher never comes back
+      # does not leave agents asking for ever.
+      unreachable=$((unreachable + 1))
+      [ "$unreachable" -lt 300 ] || { echo "dispatcher unreachable for five minutes; exiting"; exit 1; }
+      sleep 1
+    fi
   done
   AGENT_KEY=$(field "$answer" agent_key)
 fi
