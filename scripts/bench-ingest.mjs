@@ -17,7 +17,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bootServer, database, emitFigure, forkBaseline, freePort, hmacInsertServer, percentile, productionServices, requireStatuses, secret, spread, runBenchScript } from './bench-lib.mjs';
+import { bootServer, database, emitFigure, forkBaseline, freePort, hmacInsertServer, percentile, productionServices, requireStatuses, secret, spread, runBenchScript, postStatus } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_INGEST_REQUESTS ?? 4000);
 const connections = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 64);
@@ -43,7 +43,7 @@ async function load(url, total, width, request) {
       next++;
       const { body, headers, url: target } = request();
       const t0 = performance.now();
-      const status = await post(agent, target ?? url, body, headers).catch(() => 'error');
+      const status = await postStatus(agent, target ?? url, body, headers).catch(() => 'error');
       latencies.push(performance.now() - t0);
       statuses.set(status, (statuses.get(status) ?? 0) + 1);
     }
@@ -53,18 +53,6 @@ async function load(url, total, width, request) {
   return { rate: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
 }
 
-function post(agent, url, body, headers) {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const req = http.request({ hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 /** Starts the baseline server (bench-lib's hmacInsertServer) in a child process; answers its URL and a stop function. */
 const startBaseline = (db) => forkBaseline(fileURLToPath(import.meta.url), { BASELINE_DATABASE_URL: db.url, BASELINE_SECRET: FORGE_SECRET });

@@ -303,3 +303,17 @@ export async function hmacInsertServer() {
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
   process.on('disconnect', () => server.close(() => void pool.end().finally(() => process.exit(0))));
 }
+
+/** POSTs `body` as JSON through the keep-alive `agent` and answers the status, the body read and dropped. */
+export function postStatus(agent, url, body, headers) {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const req = http.request({ hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}

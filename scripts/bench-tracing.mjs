@@ -21,7 +21,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, countStatus, database, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally } from './bench-lib.mjs';
+import { bootServer, countStatus, database, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally, postStatus } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 1000);
 const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
@@ -51,7 +51,7 @@ async function load(base, total, request) {
       next++;
       const { path: target, body, headers } = request();
       const t0 = performance.now();
-      countStatus(statuses, await post(agent, `${base}${target}`, body, headers).catch(() => 'error'));
+      countStatus(statuses, await postStatus(agent, `${base}${target}`, body, headers).catch(() => 'error'));
       latencies.push(performance.now() - t0);
     }
   }));
@@ -59,18 +59,6 @@ async function load(base, total, request) {
   return { rate: total / ((performance.now() - started) / 1000), p50: percentile(latencies, 50), p99: percentile(latencies, 99), statuses };
 }
 
-function post(agent, url, body, headers) {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const req = http.request({ hostname: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 async function startReceiver() {
   const child = spawn(process.execPath, [path.join(root, 'test/harness/otlp-receiver.mjs')], { env: { ...process.env, OTLP_RECEIVER_COUNT_ONLY: 'true' }, stdio: ['ignore', 'pipe', 'inherit'] });
