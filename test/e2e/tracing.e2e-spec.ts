@@ -124,7 +124,10 @@ describe('one trace per task, from the webhook to the callback', () => {
   it('writes the trace and span ids on the log lines of that task\'s life', async () => {
     const lines = started.server.lines;
     const about = (message: string) => lines.filter((line) => line.msg === message && (line.taskId === taskGuid || line.task === taskGuid));
-    for (const message of ['Task accepted', 'Agent submitted', 'Callback delivered', 'Task finished']) {
+    const messages = ['Task accepted', 'Agent submitted', 'Callback delivered', 'Task finished'];
+    // Standard output is written in blocks, up to 100 ms after the line (shared/logging).
+    await waitFor(async () => messages.every((message) => about(message).length > 0) || null, 5_000, `the log lines ${messages.join(', ')}`);
+    for (const message of messages) {
       const found = about(message);
       expect(found.length).toBeGreaterThan(0);
       expect(found.every((line) => line.trace_id === SENDER_TRACE && typeof line.span_id === 'string')).toBe(true);

@@ -1,8 +1,9 @@
-// An OTLP/HTTP trace receiver in a process of its own: takes `http/json` exports at
-// POST /v1/traces and serves every span received so far at GET /spans, flattened.
+// An OTLP/HTTP trace receiver in a process of its own: takes `http/protobuf` (the SDK's default)
+// and `http/json` exports at POST /v1/traces and serves every span received so far at GET /spans, flattened.
 // Prints its port on stdout once it listens. With OTLP_RECEIVER_COUNT_ONLY=true it decodes
 // each export as a collector would but keeps only the count (GET /count), for benchmarks.
 import { createServer } from 'node:http';
+import { decodeTraceRequest } from './otlp-trace-proto.mjs';
 
 const spans = [];
 const countOnly = process.env.OTLP_RECEIVER_COUNT_ONLY === 'true';
@@ -52,12 +53,18 @@ const server = createServer((request, response) => {
   request.on('data', (chunk) => chunks.push(chunk));
   request.on('end', () => {
     if (request.method === 'POST' && request.url === '/v1/traces') {
-      if (!String(request.headers['content-type']).startsWith('application/json')) {
+      const type = String(request.headers['content-type']);
+      const body = Buffer.concat(chunks);
+      // An empty ExportTraceServiceResponse in the request's own encoding: every span accepted.
+      if (type.startsWith('application/x-protobuf')) {
+        take(decodeTraceRequest(body));
+        response.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      } else if (type.startsWith('application/json')) {
+        take(JSON.parse(body.toString('utf8')));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      } else {
         response.writeHead(415).end();
-        return;
       }
-      take(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     } else if (request.method === 'GET' && request.url === '/count') {
       response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ spans: received }));
     } else if (request.method === 'GET' && request.url === '/spans') {
