@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { outsideTraces } from '../../shared/tracing/trace-context';
 import { NewAuditEntry } from './audit-plan';
 import { AuditRepository } from './audit.repository';
 
@@ -21,7 +22,8 @@ export class AuditWriter implements BeforeApplicationShutdown {
 
   add(entry: NewAuditEntry): void {
     this.queue.push(entry);
-    this.writing ??= this.drain();
+    // The batch serves every request queued meanwhile: it belongs to none of their traces.
+    this.writing ??= outsideTraces(() => this.drain());
   }
 
   /** Resolves once every row added before the call is stored (or logged as lost). */

@@ -6,6 +6,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { PgListener } from '../../shared/database/pg-listener';
 import { Workflow } from './workflows.entity';
+import { outsideTraces } from '../../shared/tracing/trace-context';
 
 /** How often a replica asks whether any replica changed a workflow. */
 const VERSION_CHECK_MS = 1000;
@@ -80,7 +81,8 @@ export class WorkflowRoutingCache implements OnApplicationBootstrap, OnModuleDes
 
   private startChecking(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.checkVersion(), VERSION_CHECK_MS);
+    // Started by the first delivery, the checks would otherwise all be recorded in its trace.
+    this.timer = outsideTraces(() => setInterval(() => void this.checkVersion(), VERSION_CHECK_MS));
     this.timer.unref();
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { PgListener } from './pg-listener';
+import { outsideTraces } from '../tracing/trace-context';
 
 /** Other replicas hear of one process's writes at most this often. */
 const NOTIFY_EVERY_MS = 50;
@@ -34,7 +35,8 @@ export class ReplicaSignal {
 
   announce(): void {
     if (!this.listener?.connected || this.timer) return;
-    this.timer = setTimeout(() => void this.notify(), NOTIFY_EVERY_MS);
+    // One notification for every write of the period: not part of the trace of the write that set the timer.
+    this.timer = outsideTraces(() => setTimeout(() => void this.notify(), NOTIFY_EVERY_MS));
     this.timer.unref();
   }
 

@@ -33,13 +33,15 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env, argv: string[
   /* eslint-enable @typescript-eslint/no-require-imports */
   const started = new NodeSDK({
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => isProbe(request.url ?? '') }),
+      // An outgoing call made by no traced request or task (a loop's object storage sweep)
+      // would begin a trace of one span.
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => isProbe(request.url ?? ''), requireParentforOutgoingSpans: true }),
       // Request handlers only: a span per middleware would outnumber everything else.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       // A pool checkout is no query: its span would double the database spans for nothing.
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
-      new UndiciInstrumentation(),
+      new UndiciInstrumentation({ requireParentforSpans: true }),
     ],
   });
   started.start();

@@ -110,3 +110,13 @@ export function logTraceFields(): { trace_id: string; span_id: string } | undefi
   if (!spanContext || spanContext.traceId === ZERO_TRACE) return undefined;
   return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
 }
+
+/**
+ * Runs `work` outside any trace: for work one request starts on behalf of many (a batch
+ * written for every request queued meanwhile, a timer shared by all of them), which would
+ * otherwise be recorded as the child of whichever request happened to start it. Its database
+ * spans are then not recorded at all (`requireParentSpan`).
+ */
+export function outsideTraces<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
+}
