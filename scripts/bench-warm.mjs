@@ -23,7 +23,7 @@ import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { createHmac } from 'node:crypto';
-import { bootAllInOne, bootServer, countStatus, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
+import { bootAllInOne, bootServer, countStatus, root, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const rate = Number(process.env.BENCH_RATE ?? 20);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -32,6 +32,9 @@ const engines = (process.env.BENCH_WARM_ENGINES ?? 'process,docker,controller').
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const AGENT = path.join('scripts', 'bench-warm-agent.mjs');
+// BENCH_WARM_MAIN: another build's dist/src/main.js to measure (its checkout is then the server's root), as a before figure.
+const otherMain = process.env.BENCH_WARM_MAIN;
+const serverRoot = otherMain ? path.resolve(path.dirname(otherMain), '../..') : root;
 const SHELL_WARM = 'localhost/agent-examples/shell-warm:latest';
 
 const ENGINES = {
@@ -178,7 +181,7 @@ async function bootDispatcher(engine, services, db, work) {
     ...services.env, ROLE: 'dispatcher', NODE_ENV: 'development', DATA_DIR: path.join(work, engine), DATABASE_URL: db.url,
     DISPATCHER_PORT: String(port), API_KEY: apiKey, AGENT_KEY: secret(), DATABASE_POOL_SIZE: '4', MAX_CONCURRENT_TASKS: '200', DISPATCHER_NAME: `bench-warm-${engine}`,
     WARM_POOLS: JSON.stringify(pools), ...spec.env,
-  }, `${url}/health`);
+  }, `${url}/health`, serverRoot);
   return { ...server, url, apiKey, engine };
 }
 
@@ -249,7 +252,7 @@ async function benchController(services, work, receiver) {
     if (!db.url) throw new Error('bench-warm needs local PostgreSQL (127.0.0.1:5432, user postgres)');
     const spec = ENGINES.process;
     server = await bootAllInOne({
-      services, databaseUrl: db.url, dataDir: path.join(work, 'controller'), maxConcurrent: 200, imageCommands: { [spec.image]: `node ${AGENT}` },
+      services, databaseUrl: db.url, dataDir: path.join(work, 'controller'), maxConcurrent: 200, main: otherMain, imageCommands: { [spec.image]: `node ${AGENT}` },
       env: { WARM_POOLS: JSON.stringify([{ name: 'bench', image: spec.image, backend: 'local', size: poolSize, resources: spec.pool }]), FORGE_WEBHOOK_SECRET: FORGE_SECRET, DATABASE_POOL_SIZE: '8' },
     });
     const headers = { authorization: `Token ${server.token}`, 'content-type': 'application/json' };
