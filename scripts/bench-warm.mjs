@@ -425,7 +425,7 @@ async function benchKubernetes(services, work, receiver) {
       countStatus(posts, answer.status);
       const seen = warm ? claimedAt : checkedIn;
       while (!seen.has(taskId)) await sleep(5);
-      return { taskId, latency: seen.get(taskId) - t0 };
+      return { guid: taskId, latency: seen.get(taskId) - t0 };
     };
     const run = (warm) => async () => {
       await waitFull(k);
