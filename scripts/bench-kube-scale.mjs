@@ -24,12 +24,12 @@
 //   BENCH_KUBE_TASKS=10000 BENCH_KUBE_BURST_TASKS=1000 BENCH_KUBE_QPS=50 BENCH_KUBE_BURST=100 BENCH_KUBE_FINISH=2000
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, countStatus, database, emitFigure, freePort, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
+import { bootServer, countStatus, database, loadKubeApiServer, emitFigure, freePort, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const taskCount = Number(process.env.BENCH_KUBE_TASKS ?? 10_000);
 const burstSize = Number(process.env.BENCH_KUBE_BURST_TASKS ?? 1000);
@@ -46,22 +46,6 @@ const LANES = 16;
 const NAMESPACE = 'agents';
 const USER_HZ = 100;
 const require = createRequire(import.meta.url);
-
-/** The test API server and what it needs, compiled to CommonJS under dist/ (where node_modules resolves). */
-function loadKubeApiServer() {
-  const { transformFileSync } = require('@swc/core');
-  const source = path.join(root, 'test/k8s');
-  const out = path.join(root, 'dist/bench-k8s');
-  mkdirSync(out, { recursive: true });
-  for (const file of readdirSync(source).filter((name) => /^kube-[a-z-]+\.ts$/.test(name) && name !== 'kube-fixtures.ts')) {
-    const { code } = transformFileSync(path.join(source, file), {
-      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
-      module: { type: 'commonjs' },
-    });
-    writeFileSync(path.join(out, file.replace(/\.ts$/, '.js')), code);
-  }
-  return require(path.join(out, 'kube-api-server.js')).KubeApiServer;
-}
 
 const cpuMs = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');

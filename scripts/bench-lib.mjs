@@ -4,7 +4,7 @@
 // figure lines `npm run bench` gathers into its closing table.
 import { fork, spawn } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdtempSync, openSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import http from 'node:http';
 import { createServer } from 'node:net';
@@ -316,4 +316,21 @@ export function postStatus(agent, url, body, headers) {
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The test API server and what it needs, compiled to CommonJS under dist/ (where node_modules resolves). */
+export function loadKubeApiServer() {
+  const require = createRequire(import.meta.url);
+  const { transformFileSync } = require('@swc/core');
+  const source = path.join(root, 'test/k8s');
+  const out = path.join(root, 'dist/bench-k8s');
+  mkdirSync(out, { recursive: true });
+  for (const file of readdirSync(source).filter((name) => /^kube-[a-z-]+\.ts$/.test(name) && name !== 'kube-fixtures.ts')) {
+    const { code } = transformFileSync(path.join(source, file), {
+      jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
+      module: { type: 'commonjs' },
+    });
+    writeFileSync(path.join(out, file.replace(/\.ts$/, '.js')), code);
+  }
+  return require(path.join(out, 'kube-api-server.js')).KubeApiServer;
 }

@@ -4,8 +4,9 @@
 // local PostgreSQL), tasks posted open-loop at BENCH_RATE (20) a second.
 //  - start: POST /tasks to the agent's check-in. Process engine: the check-in answer as the
 //    agent reports it (scripts/bench-warm-agent.mjs, the smallest agent, claiming first when
-//    warm). Podman: the shell-warm image cannot report, so the time is up to its first progress
-//    report (`progress.updated_at`, sent right after its check-in answer): an upper bound.
+//    warm). Podman: the shell-warm image cannot report, so the time is the dispatcher's own
+//    record of the check-in (its `Agent checked in` log line, stamped when the check-in moved
+//    the task to running, on the same clock as the bench).
 //    Warm runs fit the pool (WARM_POOLS, size BENCH_POOL_SIZE, 20); cold runs ask for more CPU
 //    than the pool gives, so they start cold with the same agent. Cold, warm, cold, ... runs
 //    (BENCH_ROUNDS, 3, warm runs), each warm run beside the cold runs before and after it.
@@ -16,19 +17,24 @@
 //
 //   BENCH_RATE=20 BENCH_TASKS=40 BENCH_PODMAN_TASKS=20 BENCH_ROUNDS=3 BENCH_POOL_SIZE=20 BENCH_WARM_ENGINES=process,docker
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, countStatus, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
+import { createHmac } from 'node:crypto';
+import { bootAllInOne, bootServer, countStatus, loadKubeApiServer, root, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const rate = Number(process.env.BENCH_RATE ?? 20);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const poolSize = Number(process.env.BENCH_POOL_SIZE ?? 20);
-const engines = (process.env.BENCH_WARM_ENGINES ?? 'process,docker').split(',').map((name) => name.trim());
+const engines = (process.env.BENCH_WARM_ENGINES ?? 'process,docker,controller,kubernetes').split(',').map((name) => name.trim());
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const AGENT = path.join('scripts', 'bench-warm-agent.mjs');
+// BENCH_WARM_MAIN: another build's dist/src/main.js to measure (its checkout is then the server's root), as a before figure.
+const otherMain = process.env.BENCH_WARM_MAIN;
+const serverRoot = otherMain ? path.resolve(path.dirname(otherMain), '../..') : root;
 const SHELL_WARM = 'localhost/agent-examples/shell-warm:latest';
 
 const ENGINES = {
@@ -44,7 +50,7 @@ const ENGINES = {
     image: SHELL_WARM,
     pool: { cpu: '500m', memory: '64Mi' },
     env: { LOCAL_ENGINE: 'docker', DOCKER_HOST: process.env.DOCKER_HOST ?? 'unix:///tmp/atc-podman/podman.sock' },
-    describe: `LOCAL_ENGINE=docker on Podman, ${SHELL_WARM}; start measured to its first progress report after check-in (an upper bound)`,
+    describe: `LOCAL_ENGINE=docker on Podman, ${SHELL_WARM}; start measured to the check-in as the dispatcher records it`,
   },
 };
 
@@ -103,14 +109,25 @@ async function createTask(server, receiver, { warm }) {
   return { taskId, t0, warm };
 }
 
-/** When the agent checked in: its report (process engine), or its first progress after the check-in (Podman). */
+/** When the agent checked in: its report (process engine), or the dispatcher's record of the check-in (Podman). */
 async function checkedInAt(server, receiver, task) {
   await receiver.waitFor(task.taskId, 'callback');
   const view = await (await fetch(`${server.url}/tasks/${task.taskId}`, { headers: { 'x-api-key': server.apiKey } })).json();
   countStatus(finals, receiver.events.get(task.taskId).finalStatus);
   if (task.warm && !view.data.warm) misses += 1;
   if (server.engine === 'process') return receiver.events.get(task.taskId).checkedIn;
-  return Date.parse(view.data.progress.updated_at);
+  return checkinLogged(server.logFile, task.taskId);
+}
+
+/** The time of the dispatcher's `Agent checked in` line for the task (pino's `time`, ISO with milliseconds). */
+async function checkinLogged(logFile, taskId) {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    // The server writes its log in blocks, at most 100 ms late.
+    const line = readFileSync(logFile, 'utf8').split('\n').find((candidate) => candidate.includes(taskId) && candidate.includes('"msg":"Agent checked in"'));
+    if (line) return Date.parse(JSON.parse(line).time);
+    await sleep(50);
+  }
+  throw new Error(`the dispatcher logged no check-in of task ${taskId}`);
 }
 
 /** `count` tasks posted open-loop at `rate` a second; the start times (ms) of each. */
@@ -164,7 +181,7 @@ async function bootDispatcher(engine, services, db, work) {
     ...services.env, ROLE: 'dispatcher', NODE_ENV: 'development', DATA_DIR: path.join(work, engine), DATABASE_URL: db.url,
     DISPATCHER_PORT: String(port), API_KEY: apiKey, AGENT_KEY: secret(), DATABASE_POOL_SIZE: '4', MAX_CONCURRENT_TASKS: '200', DISPATCHER_NAME: `bench-warm-${engine}`,
     WARM_POOLS: JSON.stringify(pools), ...spec.env,
-  }, `${url}/health`);
+  }, `${url}/health`, serverRoot);
   return { ...server, url, apiKey, engine };
 }
 
@@ -198,7 +215,238 @@ async function benchEngine(engine, services, work, receiver) {
     emitFigure({ figure: `warm pool refill (${engine}): ${poolSize} drained at once`, value: ms(refillMs), baseline: `${ms(coldMs)} for ${poolSize} cold starts`, ratio: `${(refillMs / coldMs).toFixed(2)}x`, target: 'within the cold starts\' time', met: refillMs <= coldMs });
   } finally {
     await server?.stop();
+    if (engine === 'docker') await removeContainers(`bench-warm-${engine}`);
     await db.drop();
+  }
+}
+
+/** A stopped dispatcher keeps its pool's containers for its next start: the bench removes them itself. */
+async function removeContainers(dispatcherName) {
+  const Docker = createRequire(import.meta.url)('dockerode');
+  const docker = new Docker({ socketPath: ENGINES.docker.env.DOCKER_HOST.replace(/^unix:\/\//, '') });
+  const left = await docker.listContainers({ all: true, filters: { label: [`app.kubernetes.io/managed-by=${dispatcherName}`] } });
+  await Promise.all(left.map((container) => docker.getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
+}
+
+const FORGE_SECRET = secret();
+const controllerPosts = new Map();
+const controllerFinals = new Map();
+
+/** A signed forge push that the workflow of `repository` routes to a task. */
+function forgePush(repository) {
+  const body = JSON.stringify({ ref: 'refs/heads/main', after: randomUUID(), repository: { full_name: repository }, pusher: { name: 'bench' } });
+  const signature = `sha256=${createHmac('sha256', FORGE_SECRET).update(body).digest('hex')}`;
+  return { body, headers: { 'content-type': 'application/json', 'x-github-event': 'push', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': signature } };
+}
+
+/**
+ * The controller's side: ROLE=all (controller and dispatcher in one process, as bench-lib boots
+ * it) with the process engine's pool, tasks made by POST /api/v1/tasks/ or by a signed forge push
+ * that a workflow routes; start measured to the agent's check-in answer, as on the dispatcher.
+ * Cold tasks (and the cold workflow) ask for more CPU than the pool gives.
+ */
+async function benchController(services, work, receiver) {
+  const db = await database();
+  let server;
+  try {
+    if (!db.url) throw new Error('bench-warm needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+    const spec = ENGINES.process;
+    server = await bootAllInOne({
+      services, databaseUrl: db.url, dataDir: path.join(work, 'controller'), maxConcurrent: 200, main: otherMain, imageCommands: { [spec.image]: `node ${AGENT}` },
+      env: { WARM_POOLS: JSON.stringify([{ name: 'bench', image: spec.image, backend: 'local', size: poolSize, resources: spec.pool }]), FORGE_WEBHOOK_SECRET: FORGE_SECRET, DATABASE_POOL_SIZE: '8' },
+    });
+    const headers = { authorization: `Token ${server.token}`, 'content-type': 'application/json' };
+    const template = (warm) => ({
+      agent_image: spec.image, runtime_target: { type: 'local', namespace: '' }, resources: warm ? spec.pool : { ...spec.pool, cpu: '2' },
+      env: { BENCH_REPORT_URL: `${receiver.url}/report` }, timeout_seconds: 300,
+    });
+    for (const warm of [true, false]) {
+      const workflow = { id: `bench-${warm ? 'warm' : 'cold'}`, triggers: [{ source: 'forge', event: 'push', filter: { 'repository.full_name': `bench/${warm ? 'warm' : 'cold'}` } }], task_template: { ...template(warm), brief: { after: '{{payload.after}}' } } };
+      const created = await fetch(`${server.controller}/api/v1/workflows/`, { method: 'POST', headers, body: JSON.stringify(workflow) });
+      if (created.status !== 201) throw new Error(`workflow not created: ${created.status} ${await created.text()}`);
+    }
+    const count = Number(process.env.BENCH_CONTROLLER_TASKS ?? 20);
+    const ready = { url: server.dispatcher };
+    const paths = {
+      'POST /api/v1/tasks/': async (warm) => {
+        const answer = await fetch(`${server.controller}/api/v1/tasks/`, { method: 'POST', headers, body: JSON.stringify({ ...template(warm), brief: { prompt: 'bench' } }) });
+        countStatus(controllerPosts, answer.status);
+        return (await answer.json()).guid;
+      },
+      'routed webhook': async (warm) => {
+        const { body, headers: signed } = forgePush(`bench/${warm ? 'warm' : 'cold'}`);
+        const answer = await fetch(`${server.controller}/api/v1/webhooks/`, { method: 'POST', headers: signed, body });
+        countStatus(controllerPosts, answer.status);
+        return (await answer.json()).task_guid;
+      },
+    };
+    console.log(`\ncontroller: ROLE=all, LOCAL_ENGINE=process, ${spec.image} -> node ${AGENT}; start measured from the controller's POST to the agent's check-in answer; pool of ${poolSize}; ${count} tasks a run at ${rate}/s`);
+    await waitFull(ready);
+    for (const [name, post] of Object.entries(paths)) {
+      const run = (warm) => async () => {
+        await waitFull(ready);
+        const figures = await pacedAt(count, async () => {
+          const t0 = now();
+          const guid = await post(warm);
+          await receiver.waitFor(guid, 'report');
+          return { guid, latency: receiver.events.get(guid).checkedIn - t0 };
+        });
+        await finalsAt(server, headers, figures.guids);
+        console.log(`  ${name}, ${warm ? 'warm' : 'cold'}: to check-in p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, max ${ms(figures.max)}`);
+        return figures;
+      };
+      const { runs, baselines } = await interleaved(rounds, run(false), run(true));
+      const p50 = median(runs.map((r) => r.p50));
+      const coldP50 = median(baselines.map((r) => r.p50));
+      console.log(`  ${name}: warm p50 ${spread(runs.map((r) => r.p50), ms)}, p99 ${spread(runs.map((r) => r.p99), ms)}; cold p50 ${spread(baselines.map((r) => r.p50), ms)}`);
+      emitFigure({ figure: `warm start (controller, ${name}): to check-in at ${rate}/s, p50`, value: ms(p50), baseline: `${ms(coldP50)} cold`, ratio: `${(p50 / coldP50).toFixed(3)}x`, target: 'p50 < 60 ms', met: p50 < 60 });
+    }
+  } finally {
+    await server?.stop();
+    await db.drop();
+  }
+}
+
+/** `count` starts at `rate` a second, each `start()` answering its task's guid and latency. */
+async function pacedAt(count, start) {
+  const started = now();
+  const pending = [];
+  for (let i = 0; i < count; i++) {
+    const due = started + (i * 1000) / rate;
+    if (due > now()) await sleep(due - now());
+    pending.push(start());
+  }
+  const done = await Promise.all(pending);
+  const latencies = done.map((task) => task.latency);
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies), guids: done.map((task) => task.guid) };
+}
+
+/** Each task's final status at the controller (every one must be `completed`). */
+async function finalsAt(server, headers, guids) {
+  await Promise.all(guids.map(async (guid) => {
+    for (let attempt = 0; attempt < 300; attempt++) {
+      const view = await (await fetch(`${server.controller}/api/v1/tasks/${guid}/`, { headers })).json();
+      if (['completed', 'failed', 'timed_out', 'cancelled'].includes(view.status)) return countStatus(controllerFinals, view.status);
+      await sleep(100);
+    }
+    countStatus(controllerFinals, 'not final after 30 s');
+  }));
+}
+
+const KUBE_NAMESPACE = 'agents';
+const KUBE_IMAGE = 'registry.example/agents/warm:1';
+
+/**
+ * Kubernetes on the test API server (test/k8s, in this process; it runs no container: a Job's pod
+ * is Running at once and stays so). The bench plays each pod's agent: a pool pod's claims (with
+ * the pool key its Job carries) from the moment its pod runs, a cold pod's check-in from the
+ * moment it runs. Warm: POST /tasks to the claim answer, as the issue asks for this engine (the
+ * check-in that follows is the same as cold); cold: POST /tasks to the check-in answer.
+ */
+async function benchKubernetes(services, work, receiver) {
+  const KubeApiServer = loadKubeApiServer();
+  const kube = await KubeApiServer.start({ token: 'bench-token', namespaces: [KUBE_NAMESPACE], runPods: true });
+  const db = await database();
+  const agentKey = secret();
+  const poolKey = createHmac('sha256', agentKey).update('pool:bench').digest('hex');
+  const agents = new Set();
+  const claimedAt = new Map();
+  const checkedIn = new Map();
+  let server;
+  let stopping = false;
+  try {
+    if (!db.url) throw new Error('bench-warm needs local PostgreSQL (127.0.0.1:5432, user postgres)');
+    const kubeconfig = path.join(work, 'kubeconfig');
+    writeFileSync(kubeconfig, kube.kubeconfig(KUBE_NAMESPACE));
+    const port = await freePort();
+    const apiKey = secret();
+    const url = `http://127.0.0.1:${port}`;
+    const agentPost = async (route, key, body) => {
+      const answer = await fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-agent-key': key }, body: JSON.stringify(body) });
+      const text = await answer.text();
+      return { status: answer.status, body: text ? JSON.parse(text) : null };
+    };
+    /** A pool pod's agent: claims until a task comes, then checks in and back with the task's key. */
+    const poolAgent = async (agentId, job) => {
+      while (!stopping) {
+        const claim = await agentPost('/agent/claim?wait_seconds=25', poolKey, { pool: 'bench', agent_id: agentId }).catch(() => ({ status: 'error' }));
+        if (claim.status === 204) continue;
+        // The dispatcher still booting: ask again, as an agent does.
+        if (claim.status === 'error') {
+          await sleep(200);
+          continue;
+        }
+        if (claim.status !== 200) return;
+        const { task_id: taskId, agent_key: key } = claim.body.data;
+        claimedAt.set(taskId, now());
+        receiver.events.set(taskId, { ...receiver.events.get(taskId) });
+        await taskAgent(taskId, key, job);
+        return;
+      }
+    };
+    /** Checks in and back, then its process ends: the pod exits 0, as the Job controller then sees it. */
+    const taskAgent = async (taskId, key, job) => {
+      const checkin = await agentPost('/agent/checkin', key, { task_id: taskId });
+      checkedIn.set(taskId, now());
+      countStatus(finals, checkin.status === 200 ? 'completed' : `check-in ${checkin.status}`);
+      const checkback = await agentPost('/agent/checkback', key, { task_id: taskId, status: 'completed' });
+      if (checkback.status !== 200) countStatus(finals, `check-back ${checkback.status}`);
+      kube.jobs.finish(KUBE_NAMESPACE, job, { exitCode: 0 });
+    };
+    // Before the boot: the pool's first pods are made while the dispatcher starts.
+    kube.store.changes.on('change', ({ resource, object }) => {
+      if (resource !== 'pods' || object.status?.phase !== 'Running' || object.metadata.namespace !== KUBE_NAMESPACE) return;
+      const id = object.metadata.labels?.['task-id'];
+      if (!id || agents.has(id)) return;
+      agents.add(id);
+      const env = object.spec.containers[0].env ?? [];
+      const job = object.metadata.labels['job-name'];
+      if (env.some((entry) => entry.name === 'AGENT_POOL')) void poolAgent(id, job);
+      else void taskAgent(id, createHmac('sha256', agentKey).update(id).digest('hex'), job);
+    });
+    const pool = { cpu: '500m', memory: '256Mi' };
+    server = await bootServer({
+      ...services.env, ROLE: 'dispatcher', NODE_ENV: 'development', DATA_DIR: path.join(work, 'kubernetes'), DATABASE_URL: db.url,
+      DISPATCHER_PORT: String(port), API_KEY: apiKey, AGENT_KEY: agentKey, DATABASE_POOL_SIZE: '8', MAX_CONCURRENT_TASKS: '200', DISPATCHER_NAME: 'bench-warm-kubernetes',
+      DISPATCHER_BACKENDS: 'kubernetes', KUBECONFIG: kubeconfig, KUBE_NAMESPACE,
+      WARM_POOLS: JSON.stringify([{ name: 'bench', image: KUBE_IMAGE, backend: 'kubernetes', size: poolSize, resources: pool }]),
+    }, `${url}/health`, serverRoot);
+    const k = { url, apiKey, engine: 'kubernetes' };
+    console.log(`\nkubernetes: the test API server (no containers: pods Running at once), ${KUBE_IMAGE}, the bench as each pod's agent; warm measured to the claim answer, cold to the check-in answer; pool of ${poolSize}; ${ENGINES.process.tasks} tasks a run at ${rate}/s`);
+    await waitFull(k);
+    const post = async (warm) => {
+      const taskId = randomUUID();
+      const t0 = now();
+      const answer = await fetch(`${url}/tasks`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+        body: JSON.stringify({ task_id: taskId, agent_image: KUBE_IMAGE, runtime_target: { type: 'kubernetes', namespace: '' }, resources: warm ? pool : { ...pool, cpu: '2' }, callback_url: `${receiver.url}/callback/${taskId}`, callback_token: secret(), timeout_seconds: 300 }),
+      });
+      await answer.arrayBuffer();
+      countStatus(posts, answer.status);
+      const seen = warm ? claimedAt : checkedIn;
+      while (!seen.has(taskId)) await sleep(5);
+      return { guid: taskId, latency: seen.get(taskId) - t0 };
+    };
+    const run = (warm) => async () => {
+      await waitFull(k);
+      const figures = await pacedAt(ENGINES.process.tasks, () => post(warm));
+      await Promise.all(figures.guids.map((taskId) => receiver.waitFor(taskId, 'callback')));
+      for (const taskId of figures.guids) if (receiver.events.get(taskId).finalStatus !== 'completed') countStatus(finals, `callback ${receiver.events.get(taskId).finalStatus}`);
+      console.log(`  ${warm ? 'warm, to the claim answer' : 'cold, to the check-in answer'}: p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, max ${ms(figures.max)}`);
+      return figures;
+    };
+    const { runs, baselines } = await interleaved(rounds, run(false), run(true));
+    const p50 = median(runs.map((r) => r.p50));
+    const p99 = median(runs.map((r) => r.p99));
+    const coldP50 = median(baselines.map((r) => r.p50));
+    console.log(`  over ${rounds} warm runs: warm p50 ${spread(runs.map((r) => r.p50), ms)}, p99 ${spread(runs.map((r) => r.p99), ms)}; cold p50 ${spread(baselines.map((r) => r.p50), ms)}`);
+    emitFigure({ figure: `warm start (kubernetes, test API server): POST /tasks to the claim answer at ${rate}/s, p50`, value: ms(p50), baseline: `${ms(coldP50)} cold to check-in`, ratio: `${(p50 / coldP50).toFixed(3)}x`, target: 'p50 < 30 ms', met: p50 < 30 });
+    emitFigure({ figure: `warm start (kubernetes, test API server): POST /tasks to the claim answer at ${rate}/s, p99`, value: ms(p99), baseline: `${ms(median(baselines.map((r) => r.p99)))} cold to check-in`, ratio: `${(p99 / median(baselines.map((r) => r.p99))).toFixed(3)}x`, target: 'p99 < 150 ms', met: p99 < 150 });
+  } finally {
+    stopping = true;
+    await server?.stop();
+    await db.drop();
+    await kube.close();
   }
 }
 
@@ -210,11 +458,20 @@ async function main() {
     services = await productionServices();
     premises(services.statement, 'PostgreSQL (local, a fresh database per engine)', 'consumer: the dispatcher role itself; callbacks to a receiver on loopback standing for the controller');
     console.log(`load average at start: ${loadavg().map((load) => load.toFixed(2)).join(', ')}`);
-    for (const engine of engines) await benchEngine(engine, services, work, receiver);
+    for (const engine of engines) {
+      if (engine === 'controller') await benchController(services, work, receiver);
+      else if (engine === 'kubernetes') await benchKubernetes(services, work, receiver);
+      else await benchEngine(engine, services, work, receiver);
+    }
     console.log(`\nPOST /tasks answers: ${tally(posts)}; callbacks: ${tally(finals)}; warm tasks that started cold: ${misses}`);
+    if (engines.includes('controller')) console.log(`controller answers: ${tally(controllerPosts)}; its tasks: ${tally(controllerFinals)}`);
     console.log(`load average at end: ${loadavg().map((load) => load.toFixed(2)).join(', ')}`);
     requireStatuses('POST /tasks', posts, [201]);
     requireStatuses('task callbacks', finals, ['completed']);
+    if (engines.includes('controller')) {
+      requireStatuses('controller POSTs', controllerPosts, [200, 201]);
+      requireStatuses('controller tasks', controllerFinals, ['completed']);
+    }
     if (misses > 0) process.exitCode = 1;
   } finally {
     await services?.stop();

@@ -951,12 +951,37 @@ export interface components {
             heartbeat_interval_seconds?: number;
             api_key?: string;
         };
+        WarmPoolStateDto: {
+            /** @example reviewers */
+            name: string;
+            /** @example local */
+            backend: string;
+            /** @example agent-examples/echo */
+            image: string;
+            /**
+             * @description The size the pool is kept at
+             * @example 4
+             */
+            size: number;
+            /**
+             * @description Agents booted and waiting for a task
+             * @example 3
+             */
+            idle: number;
+            /**
+             * @description Agents given a task that have not finished it
+             * @example 1
+             */
+            claimed: number;
+        };
         DispatcherHeartbeatDto: {
             dispatcher_guid: string;
             /** @example 2 */
             active_tasks: number;
             /** @example 10 */
             capacity: number;
+            /** @description The dispatcher's warm pools now; absent leaves the last report */
+            warm_pools?: components["schemas"]["WarmPoolStateDto"][];
         };
         DispatcherRebindDto: {
             /** @description The OAuth client that may check in under this name from now on; none: whoever checks in next */

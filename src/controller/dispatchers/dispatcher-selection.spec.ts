@@ -6,7 +6,7 @@ const now = new Date('2026-01-01T12:00:00Z');
 function makeDispatcher(name: string, fields: Partial<Dispatcher> = {}): Dispatcher {
   return {
     guid: `guid-${name}`, name, slug: name, endpointUrl: `http://${name}`, cloud: '', backends: ['local'], labels: {},
-    heartbeatIntervalSeconds: 30, apiKeyEncrypted: null, boundTo: null, activeTasks: 0, capacity: null, lastHeartbeatAt: now, reportedState: 'online',
+    heartbeatIntervalSeconds: 30, apiKeyEncrypted: null, boundTo: null, activeTasks: 0, capacity: null, warmPools: [], lastHeartbeatAt: now, reportedState: 'online',
     createdAt: now, updatedAt: now, ...fields,
   };
 }

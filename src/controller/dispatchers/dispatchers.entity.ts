@@ -47,6 +47,10 @@ export class Dispatcher {
   @Column({ name: 'reported_state', type: 'text', default: 'offline' })
   reportedState: string;
 
+  /** The dispatcher's warm pools as its last heartbeat reported them. */
+  @Column({ name: 'warm_pools', type: 'jsonb', default: () => "'[]'::jsonb" })
+  warmPools: WarmPoolState[];
+
   @Column({ name: 'last_heartbeat_at', type: 'timestamptz', nullable: true })
   lastHeartbeatAt: Date | null;
 
@@ -55,4 +59,14 @@ export class Dispatcher {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+}
+
+/** One warm pool of a dispatcher, as its heartbeat reports it. */
+export interface WarmPoolState {
+  name: string;
+  backend: string;
+  image: string;
+  size: number;
+  idle: number;
+  claimed: number;
 }

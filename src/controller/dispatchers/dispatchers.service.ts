@@ -10,7 +10,7 @@ import type { Principal } from '../auth/principal';
 import { ApiKeyCipher } from './api-key-cipher';
 import { DispatcherState, dispatcherState, slugify } from './dispatcher-state';
 import { DispatcherCheckinDto, DispatcherHeartbeatDto } from './dispatchers.dto';
-import { Dispatcher } from './dispatchers.entity';
+import { Dispatcher, WarmPoolState } from './dispatchers.entity';
 
 const DEFAULT_HEARTBEAT_INTERVAL_SECONDS = 30;
 
@@ -26,6 +26,8 @@ export interface DispatcherView {
   active_tasks: number;
   capacity: number | null;
   state: DispatcherState;
+  /** Its warm pools as its last heartbeat reported them: size, idle and claimed agents. */
+  warm_pools: WarmPoolState[];
   last_heartbeat_at: string | null;
   has_api_key: boolean;
   /** `client:<client_id>`, `operator`, or null (the next check-in binds it). */
@@ -99,7 +101,7 @@ export class DispatchersService {
     const before = isUUID(dto.dispatcher_guid) ? await this.dispatchers.findOneBy({ guid: dto.dispatcher_guid }) : null;
     if (!before) throw new DomainError('not_found', 'Dispatcher not found; check in again.');
     assertBoundTo(before, principal);
-    const fields = { activeTasks: dto.active_tasks, capacity: dto.capacity, lastHeartbeatAt: new Date() };
+    const fields = { activeTasks: dto.active_tasks, capacity: dto.capacity, lastHeartbeatAt: new Date(), ...(dto.warm_pools ? { warmPools: dto.warm_pools.map((pool) => ({ ...pool })) } : {}) };
     const result = await this.dispatchers.update({ guid: dto.dispatcher_guid }, fields);
     if (!result.affected) {
       throw new DomainError('not_found', 'Dispatcher not found; check in again.');
@@ -175,6 +177,7 @@ export class DispatchersService {
       active_tasks: dispatcher.activeTasks,
       capacity: dispatcher.capacity,
       state: dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, now),
+      warm_pools: dispatcher.warmPools ?? [],
       last_heartbeat_at: dispatcher.lastHeartbeatAt?.toISOString() ?? null,
       has_api_key: dispatcher.apiKeyEncrypted !== null,
       bound_to: dispatcher.boundTo,

@@ -28,4 +28,5 @@ export const MIGRATION_CHECKSUMS: Record<string, string> = {
   '1790900000000-AddTraceContext.ts': '4600fe7eaaca16f2d684bc7bfcc95ed3b9dcbe558f8ec8856e4cca474439b446',
   '1791000000000-CreateStreamLeases.ts': 'f7378bb331c1091b19e2c3f884371ff45762a2503e6f81c9556e780b06da63f8',
   '1791000000001-TakeStreamLease.ts': '8e48af50f3d838bef9415f454d9d105826fd1fd6af7e223c71f260cc207a6a76',
+  '1791100002600-AddDispatcherWarmPools.ts': '083fb2f866b5938e4ac09866f691ecee4b0e0e368583090f41f016a86d4152f3',
 };

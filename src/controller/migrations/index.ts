@@ -18,6 +18,7 @@ import { CreateSubscriptions1790700000000 } from './1790700000000-CreateSubscrip
 import { CreateAuditTrail1790800000000 } from './1790800000000-CreateAuditTrail';
 import { CreateStreamLeases1791000000000 } from './1791000000000-CreateStreamLeases';
 import { TakeStreamLease1791000000001 } from './1791000000001-TakeStreamLease';
+import { AddDispatcherWarmPools1791100002600 } from './1791100002600-AddDispatcherWarmPools';
 import { DispatcherBinding1790500000000 } from './1790500000000-DispatcherBinding';
 import { AddSecretEnv1790500000001 } from './1790500000001-AddSecretEnv';
 import { EventsByTask1790500000002 } from './1790500000002-EventsByTask';
@@ -49,4 +50,5 @@ export const CONTROLLER_MIGRATIONS: Function[] = [
   AddTraceContext1790900000000,
   CreateStreamLeases1791000000000,
   TakeStreamLease1791000000001,
+  AddDispatcherWarmPools1791100002600,
 ];

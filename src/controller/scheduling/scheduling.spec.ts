@@ -6,7 +6,7 @@ import { bounded, OTHER_GROUP, TOP_GROUPS } from './queue-gauges';
 const now = new Date();
 const dispatcher = (slug: string, capacity: number | null): Dispatcher => ({
   guid: `${slug}-guid`, name: slug, slug, endpointUrl: 'http://127.0.0.1:1', cloud: '', backends: ['local'], labels: {},
-  heartbeatIntervalSeconds: 30, apiKeyEncrypted: null, boundTo: null, activeTasks: 0, capacity, lastHeartbeatAt: now, reportedState: 'online',
+  heartbeatIntervalSeconds: 30, apiKeyEncrypted: null, boundTo: null, activeTasks: 0, capacity, warmPools: [], lastHeartbeatAt: now, reportedState: 'online',
   createdAt: now, updatedAt: now,
 });
 const candidate = (guid: string, key: string | null = null, limit: number | null = null): ClaimCandidate => ({

@@ -39,5 +39,6 @@ export function poolAgentSpecOf(pool: WarmPool, agentId: string, config: Pick<Ap
     ports: [],
     timeoutSeconds: POOL_AGENT_TIMEOUT_SECONDS,
     isolation: poolIsolationOf(pool, config.agentIsolation),
+    warm: true,
   };
 }

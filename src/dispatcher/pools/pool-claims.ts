@@ -25,7 +25,8 @@ export interface ClaimAnswer {
 @Injectable()
 export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('PoolClaims');
-  private readonly waiters = new Map<string, Set<() => void>>();
+  /** Each waiter is given its task when this replica assigned it, or nothing (look it up) otherwise. */
+  private readonly waiters = new Map<string, Set<(taskId?: string) => void>>();
   private listener?: PgListener;
   /** One NOTIFY at a time on the listener's connection (pg queues a query sent while another runs, and warns). */
   private notifying: Promise<void> = Promise.resolve();
@@ -46,9 +47,12 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
     this.wakeAll();
   }
 
-  /** A task was assigned to the agent: its waiter here answers now, one on another replica after the NOTIFY. */
-  announce(agentId: string): void {
-    this.wake(agentId);
+  /**
+   * A task was assigned to the agent: its waiter here answers now with it (no read on the way),
+   * one on another replica after the NOTIFY, from the agent's row.
+   */
+  announce(agentId: string, taskId: string): void {
+    this.wake(agentId, taskId);
     const listener = this.listener;
     if (!listener) return;
     this.notifying = this.notifying.then(() => listener.notify(agentId)).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not notify a claim'));
@@ -62,12 +66,17 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
       const agent = await this.agents.findById(agentId);
       if (!agent || agent.pool !== pool) throw DomainError.notFound(`Agent ${agentId} of pool ${pool}`);
       if (asked === 0 && !agent.readyAt) await this.agents.markReady(agentId);
-      if (agent.state === 'claimed' && agent.taskId) return { task_id: agent.taskId, agent_key: perTaskAgentKey(this.config.agentKey, agent.taskId) };
+      if (agent.state === 'claimed' && agent.taskId) return this.answerFor(agent.taskId);
       if (agent.state === 'gone') throw DomainError.conflict(`Agent ${agentId} has been retired; it gets no task.`, { state: agent.state });
       const left = deadline - Date.now();
       if (left <= 0) return null;
-      await this.waitFor(agentId, Math.min(left, RECHECK_MS));
+      const assigned = await this.waitFor(agentId, Math.min(left, RECHECK_MS));
+      if (assigned) return this.answerFor(assigned);
     }
+  }
+
+  private answerFor(taskId: string): ClaimAnswer {
+    return { task_id: taskId, agent_key: perTaskAgentKey(this.config.agentKey, taskId) };
   }
 
   private assertPoolKey(key: string, pool: string): void {
@@ -79,23 +88,24 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
     throw new DomainError('authentication_failed', 'X-Agent-Key is not valid.', { headers: AGENT_KEY_CHALLENGE });
   }
 
-  private waitFor(agentId: string, ms: number): Promise<void> {
+  /** The task assigned meanwhile when this replica assigned it; undefined after a NOTIFY or the time. */
+  private waitFor(agentId: string, ms: number): Promise<string | undefined> {
     return new Promise((resolve) => {
       const waiters = this.waiters.get(agentId) ?? new Set();
       this.waiters.set(agentId, waiters);
-      const done = () => {
+      const done = (taskId?: string) => {
         clearTimeout(timer);
         waiters.delete(done);
         if (waiters.size === 0 && this.waiters.get(agentId) === waiters) this.waiters.delete(agentId);
-        resolve();
+        resolve(taskId);
       };
       const timer = setTimeout(done, ms);
       waiters.add(done);
     });
   }
 
-  private wake(agentId: string): void {
-    for (const done of [...(this.waiters.get(agentId) ?? [])]) done();
+  private wake(agentId: string, taskId?: string): void {
+    for (const done of [...(this.waiters.get(agentId) ?? [])]) done(taskId);
   }
 
   private wakeAll(): void {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { WarmPool } from '../../shared/config/warm-pools-settings';
 import { PoolAgentEntity, PoolAgentState } from './pool-agent.entity';
 
 const AGENTS = '"dispatcher"."pool_agents"';
@@ -17,8 +18,13 @@ export interface PoolCount {
 export class PoolsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async insert(agent: Pick<PoolAgentEntity, 'agentId' | 'pool' | 'backend' | 'owner'>): Promise<void> {
-    await this.db.query(`INSERT INTO ${AGENTS} (agent_id, pool, backend, owner) VALUES ($1, $2, $3, $4)`, [agent.agentId, agent.pool, agent.backend, agent.owner]);
+  /** `count` new idle agents of the pool, not yet handed to their runtime, in one statement; their ids. */
+  async insertMany(pool: Pick<WarmPool, 'name' | 'backend'>, count: number, owner: string): Promise<string[]> {
+    const rows = (await this.db.query(
+      `INSERT INTO ${AGENTS} (agent_id, pool, backend, owner) SELECT gen_random_uuid(), $1, $2, $3 FROM generate_series(1, $4) RETURNING agent_id`,
+      [pool.name, pool.backend, owner, count],
+    )) as { agent_id: string }[];
+    return rows.map((row) => row.agent_id);
   }
 
   async setRuntimeRef(agentId: string, ref: string): Promise<void> {

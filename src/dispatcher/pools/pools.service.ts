@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import pLimit, { Limit } from 'p-limit';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
@@ -20,6 +20,12 @@ const REFILL_TICK_MS = 1_000;
 const CHECK_IDLE_EVERY_TICKS = 2;
 /** After a pool agent could not be started, that pool waits this long before the next try. */
 const START_FAILURE_PAUSE_MS = 5_000;
+/**
+ * Agents of one pool handed to their runtime at once: a drained pool's replacements start together
+ * rather than one by one, yet a refill of hundreds does not flood the engine (or the API server,
+ * whose own bucket then holds the task starts behind them).
+ */
+export const POOL_START_CONCURRENCY = 8;
 
 const ENDED: AgentState['phase'][] = ['exited', 'gone', 'failed_to_start', 'deadline_exceeded'];
 
@@ -38,6 +44,8 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly refills = new SerialLoop(() => this.refill(), (error) => this.logger.error({ err: error }, 'Pool refill round failed'));
   private readonly pausedUntil = new Map<string, number>();
   private readonly starting = new Set<Promise<void>>();
+  private readonly startSlots = new Map<string, Limit>();
+  private closing = false;
   private timer?: NodeJS.Timeout;
   private ticks = 0;
 
@@ -62,6 +70,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    this.closing = true;
     await this.refills.stop();
     await Promise.all(this.starting);
   }
@@ -82,7 +91,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
       return null;
     }
     poolClaims.inc({ pool: pool.name });
-    this.claims.announce(agent.agentId);
+    this.claims.announce(agent.agentId, task.taskId);
     this.logger.log({ taskId: task.taskId, pool: pool.name, agentId: agent.agentId }, 'Task given to a warm agent');
     return agent;
   }
@@ -126,8 +135,12 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
         // Newest first: the oldest have loaded whatever they load and are first in line for tasks.
         for (const agent of idle.slice(pool.size).reverse()) await this.retireAndRemove(agent, `the pool shrank to ${pool.size}`);
       }
-      if ((this.pausedUntil.get(pool.name) ?? 0) > Date.now()) continue;
-      for (let i = idle.length; i < pool.size; i++) this.track(this.startAgent(pool));
+      if ((this.pausedUntil.get(pool.name) ?? 0) > Date.now() || idle.length >= pool.size) continue;
+      // Recorded in this round (so the next one counts them), handed to the runtime a few at a time.
+      const agentIds = await this.agents.insertMany(pool, pool.size - idle.length, this.config.dispatcherInstance);
+      const slots = this.startSlots.get(pool.name) ?? this.startSlots.set(pool.name, pLimit(POOL_START_CONCURRENCY)).get(pool.name)!;
+      const recorded = performance.now();
+      for (const agentId of agentIds) this.track(slots(() => this.startAgent(pool, agentId, recorded)));
     }
   }
 
@@ -136,16 +149,21 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     void started.finally(() => this.starting.delete(started));
   }
 
-  /** Recorded first, then handed to the runtime: a crash in between leaves a row the next boot clears, never an unknown agent. */
-  private async startAgent(pool: WarmPool): Promise<void> {
+  /**
+   * Recorded first (by `refill`), then handed to the runtime: a crash in between leaves a row the
+   * next boot clears, never an unknown agent. One still queued when the pool paused after a failed
+   * start, or the dispatcher is stopping, is retired instead.
+   */
+  private async startAgent(pool: WarmPool, agentId: string, recorded: number): Promise<void> {
     const backend = this.runtimes.get(pool.backend)!;
-    const agentId = randomUUID();
-    await this.agents.insert({ agentId, pool: pool.name, backend: pool.backend, owner: this.config.dispatcherInstance });
-    const started = performance.now();
+    if (this.closing || (this.pausedUntil.get(pool.name) ?? 0) > Date.now()) {
+      await this.agents.retire(agentId);
+      return;
+    }
     try {
       const ref = await backend.submit(poolAgentSpecOf(pool, agentId, this.config));
       await this.agents.setRuntimeRef(agentId, ref);
-      poolRefillDuration.observe({ pool: pool.name }, (performance.now() - started) / 1000);
+      poolRefillDuration.observe({ pool: pool.name }, (performance.now() - recorded) / 1000);
     } catch (error) {
       this.pausedUntil.set(pool.name, Date.now() + START_FAILURE_PAUSE_MS);
       this.logger.warn({ pool: pool.name, agentId, err: error }, 'A pool agent could not be started');

@@ -5,6 +5,7 @@ import { APP_CONFIG } from '../../shared/config/config.module';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { TaskSignals } from '../tasks/task-signals';
 import { TasksRepository } from '../tasks/tasks.repository';
+import { PoolsRepository } from '../pools/pools.repository';
 import { ControllerClient, ControllerError, controllerTargetOf } from './controller-client';
 
 const MAX_BACKOFF_SECONDS = 60;
@@ -26,6 +27,7 @@ export class RegistrationService implements OnApplicationBootstrap, OnApplicatio
     private readonly tasks: TasksRepository,
     private readonly runtimes: RuntimeRegistry,
     private readonly signals: TaskSignals,
+    private readonly poolAgents: PoolsRepository,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -85,6 +87,16 @@ export class RegistrationService implements OnApplicationBootstrap, OnApplicatio
       dispatcher_guid: this.dispatcherGuid,
       active_tasks: await this.tasks.countActive(),
       capacity: this.config.maxConcurrentTasks,
+      ...(this.config.warmPools.length > 0 ? { warm_pools: await this.warmPools() } : {}),
+    });
+  }
+
+  /** Each warm pool's state for the controller's console (sent only by a dispatcher that has pools). */
+  private async warmPools(): Promise<{ name: string; backend: string; image: string; size: number; idle: number; claimed: number }[]> {
+    const counts = await this.poolAgents.counts();
+    return this.config.warmPools.map((pool) => {
+      const count = counts.find((row) => row.pool === pool.name);
+      return { name: pool.name, backend: pool.backend, image: pool.image, size: pool.size, idle: count?.idle ?? 0, claimed: count?.claimed ?? 0 };
     });
   }
 

@@ -83,8 +83,19 @@ export class ProcessRuntime implements RuntimeBackend {
     const [file, ...args] = command.trim().split(/\s+/);
     const { pid } = await this.spawner.request({
       op: 'spawn', taskId: spec.taskId, file: file === 'node' ? process.execPath : file, args, cwd: this.projectRoot, env: { ...inheritedEnv(), ...spec.env, ...secretValues },
+      ...(spec.warm ? { idle: true } : {}),
     });
     return String(pid);
+  }
+
+  /**
+   * A warm pool's agent takes a task: the spawner gives it back the priority every agent at work
+   * has. A spawner of an older build never lowered it, and answers that it knows no such request.
+   */
+  async claimFor(agentKey: string): Promise<void> {
+    await this.spawner.request({ op: 'claim', taskId: agentKey }).catch((error: unknown) => {
+      if (!(error instanceof Error && error.message.startsWith('unknown operation'))) throw error;
+    });
   }
 
   /** The spawner sends SIGTERM, then SIGKILL after 10 s; this waits for the end. */

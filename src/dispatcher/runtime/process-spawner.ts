@@ -15,11 +15,11 @@
  *   node process-spawner.js <socket> <log dir> <orphan seconds>
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import * as net from 'node:net';
-import { constants as osConstants } from 'node:os';
+import { getPriority, constants as osConstants, setPriority } from 'node:os';
 import * as path from 'node:path';
-import { exitFileOf, logFileOf, onLines, OUTPUT_LIMIT, SpawnedAgent, SpawnerAnswer, SpawnerExitEvent, SpawnerRequest, SpawnRequest } from './spawner-protocol';
+import { exitFileOf, IDLE_NICE, logFileOf, onLines, OUTPUT_LIMIT, SpawnedAgent, SpawnerAnswer, SpawnerExitEvent, SpawnerRequest, SpawnRequest } from './spawner-protocol';
 
 /** A log is cut back to its last OUTPUT_LIMIT bytes when it grows past this. */
 const TRIM_AT = 2 * OUTPUT_LIMIT;
@@ -31,6 +31,24 @@ interface Agent extends SpawnedAgent {
   fd?: number;
   size: number;
   killer?: NodeJS.Timeout;
+  /** Started at the idle priority of a warm pool's agent, not yet raised back by its claim. */
+  lowered?: boolean;
+}
+
+/** CAP_SYS_NICE: the right to lower a nice value again (setpriority(2)); its bit in /proc's CapEff. */
+const CAP_SYS_NICE = 23n;
+
+/**
+ * Whether this process may give a process it lowered its priority back. Without it a warm agent
+ * would work at the idle priority, below a cold one: the spawner then does not lower it at all.
+ */
+function mayRaisePriority(): boolean {
+  try {
+    const capabilities = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    return capabilities !== undefined && ((BigInt(`0x${capabilities}`) >> CAP_SYS_NICE) & 1n) === 1n;
+  } catch {
+    return false;
+  }
 }
 
 export class Spawner {
@@ -39,6 +57,8 @@ export class Spawner {
   private readonly server = net.createServer((socket) => this.accept(socket));
   private idleTimer?: NodeJS.Timeout;
   private orphanTimer?: NodeJS.Timeout;
+  private readonly ownPriority = getPriority();
+  private readonly lowersIdleAgents = mayRaisePriority();
 
   constructor(private readonly socketPath: string, private readonly logDir: string, private readonly orphanSeconds: number) {}
 
@@ -110,6 +130,9 @@ export class Spawner {
       case 'forget':
         this.forget(request.taskId);
         return {};
+      case 'claim':
+        this.raise(request.taskId);
+        return {};
       default:
         throw new Error(`unknown operation ${(request as { op: string }).op}`);
     }
@@ -134,6 +157,7 @@ export class Spawner {
     }
     const agent: Agent = { taskId: request.taskId, pid: child.pid!, child, fd, size: fstatSync(fd).size };
     this.agents.set(request.taskId, agent);
+    if (request.idle) this.lower(agent);
     const keep = (chunk: Buffer) => this.write(agent, chunk);
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
@@ -174,6 +198,28 @@ export class Spawner {
     const event: SpawnerExitEvent = { event: 'exit', agent: recordOf(agent) };
     for (const client of this.clients) if (!client.destroyed) client.write(`${JSON.stringify(event)}\n`);
     this.whenAlone();
+  }
+
+  /**
+   * A warm pool's agent boots and waits at a lower CPU priority, so that a refill starting many
+   * of them never takes the cores from the agents at work and from the dispatcher answering
+   * claims; `raise` gives it the spawner's priority when its task is assigned.
+   */
+  private lower(agent: Agent): void {
+    if (!this.lowersIdleAgents) return;
+    try {
+      setPriority(agent.pid, Math.min(19, this.ownPriority + IDLE_NICE));
+      agent.lowered = true;
+    } catch (error) {
+      log(`could not lower the priority of ${agent.taskId}: ${String(error)}`);
+    }
+  }
+
+  private raise(taskId: string): void {
+    const agent = this.agents.get(taskId);
+    if (!agent?.lowered || agent.exitCode !== undefined) return;
+    setPriority(agent.pid, this.ownPriority);
+    agent.lowered = false;
   }
 
   private stop(taskId: string, reason?: string): void {

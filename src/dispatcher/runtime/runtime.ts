@@ -27,6 +27,11 @@ export interface AgentSpec {
   secretEnv?: Record<string, SecretRef>;
   /** The task's own pod labels, annotations, node selector, tolerations and priority class (Kubernetes only). */
   pod?: PodAdditions;
+  /**
+   * A warm pool's agent, started before its task: a backend that can may run it at a lower CPU
+   * priority until `claimFor`, so booting replacements never slows the agents already at work.
+   */
+  warm?: boolean;
 }
 
 /**

@@ -14,7 +14,12 @@ export interface SpawnRequest {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** A warm pool's agent: run at IDLE_NICE until its `claim`, where the spawner may raise it back. */
+  idle?: boolean;
 }
+
+/** How much lower a warm pool's idle agent runs than the spawner (nice +10: about a tenth of a busy core's share). */
+export const IDLE_NICE = 10;
 
 export type SpawnerRequest =
   | SpawnRequest
@@ -24,7 +29,9 @@ export type SpawnerRequest =
   /** The one agent of a task, when this spawner knows it: `agents` holds it or is empty. */
   | { op: 'get'; taskId: string }
   /** Drops an exited agent's record and its exit file: its task is final and its output stored. */
-  | { op: 'forget'; taskId: string };
+  | { op: 'forget'; taskId: string }
+  /** A warm pool's agent has its task: it runs at the spawner's own priority again. */
+  | { op: 'claim'; taskId: string };
 
 export interface SpawnedAgent {
   taskId: string;
