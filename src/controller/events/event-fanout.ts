@@ -23,8 +23,9 @@ export function sseFrame(event: EventRow): string {
 /** Where a stream's bytes go: `SseSink` on an HTTP response. */
 export interface EventSink {
   readonly closed: boolean;
-  /** Answers the bytes the client has not taken yet. */
-  write(chunk: Buffer): number;
+  /** Bytes given to the client that it has not taken yet. */
+  readonly unsent: number;
+  write(chunk: Buffer): void;
   drained(): Promise<void>;
   end(lastLine?: string): void;
   onClose(listener: () => void): void;
@@ -167,10 +168,16 @@ export class EventFanout implements OnApplicationShutdown {
     }
   }
 
+  /**
+   * Gives a live stream its chunk, unless its client still has not taken more than
+   * STREAM_BUFFER_BYTES of what it was given before: then it is cut. Measured before the
+   * write, so one large page never cuts a client that keeps up.
+   */
   private send(stream: EventStream, chunk: Buffer, now: number): void {
-    const unsent = stream.sink.write(chunk);
+    const unsent = stream.sink.unsent;
+    if (unsent > this.config.streamBufferBytes && this.live.has(stream)) return this.cut(stream, unsent);
+    stream.sink.write(chunk);
     stream.lastWriteAt = now;
-    if (unsent > this.config.streamBufferBytes && this.live.has(stream)) this.cut(stream, unsent);
   }
 
   private cut(stream: EventStream, unsent: number): void {

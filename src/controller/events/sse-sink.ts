@@ -29,11 +29,14 @@ export class SseSink {
     return this.response.destroyed || this.response.writableEnded;
   }
 
-  /** Queues `chunk`; answers the bytes this client has not taken yet (Node's buffer and the response's). */
-  write(chunk: Buffer): number {
-    if (this.closed) return 0;
-    this.response.write(chunk);
+  /** Bytes given to this client that it has not taken yet (the response's buffer and its socket's). */
+  get unsent(): number {
     return this.response.writableLength;
+  }
+
+  /** Queues `chunk` (the Buffer itself, shared with every other stream it is given to: never copied per stream). */
+  write(chunk: Buffer): void {
+    if (!this.closed) this.response.write(chunk);
   }
 
   /** Resolves once the socket took what was queued beyond its high-water mark, or the stream closed. */
