@@ -8,7 +8,10 @@
 // access log, objects in s3rver, Redis, its dispatcher online and consuming (the followed
 // task's agent, scripts/bench-ticker-agent.sh, checks in and prints a line every 100 ms). A stream or request answered other than 200/201
 // fails the run. Needs `npm run build`, local PostgreSQL and Redis. BENCH_STREAM_SECONDS sets
-// the measured window (15).
+// the measured window (15). The window starts once every stream has answered; a stream the
+// server cuts (STREAM_BUFFER_BYTES) reconnects with Last-Event-ID and is counted, beside the
+// server's own count (controller_event_streams_cut_total). Also printed: the load average at
+// the window's start and the CPU share of this process, whose clients must keep up.
 import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg } from 'node:os';
@@ -51,11 +54,14 @@ function openStream(url, headers, latencies, counts) {
   let closed = false;
   let lastId;
   let finish;
+  let opened;
+  const open = new Promise((resolve) => (opened = resolve));
   const done = new Promise((resolve) => {
     finish = resolve;
     const connect = () => {
       const sent = { ...headers, accept: 'text/event-stream', ...(lastId === undefined ? {} : { 'last-event-id': String(lastId) }) };
       request = http.get(url, { headers: sent }, (response) => {
+        opened();
         if (response.statusCode !== 200) {
           failures.push(`event stream answered ${response.statusCode}`);
           response.resume();
@@ -84,25 +90,37 @@ function openStream(url, headers, latencies, counts) {
           counts.cuts += 1;
           connect();
         });
+        // A socket closed without the response's end: the server cut it and closed it after its grace.
+        response.on('close', () => {
+          if (closed || response.complete) return;
+          if (cut) counts.cuts += 1;
+          else failures.push('event stream reset');
+          if (cut) connect();
+          else resolve();
+        });
         response.on('error', () => undefined);
       });
       request.on('error', (error) => {
         if (!closed) failures.push(error.code ?? error.message);
+        opened();
         resolve();
       });
     };
     connect();
   });
-  return { close: () => ((closed = true), request.destroy(), finish()), done };
+  return { close: () => ((closed = true), request.destroy(), finish()), done, open };
 }
 
 function openFollow(url, headers, counter) {
   let request;
   let closed = false;
   let finish;
+  let opened;
+  const open = new Promise((resolve) => (opened = resolve));
   const done = new Promise((resolve) => {
     finish = resolve;
     request = http.get(url, { headers }, (response) => {
+      opened();
       if (response.statusCode !== 200) failures.push(`log follow answered ${response.statusCode}`);
       response.on('data', (chunk) => (counter.bytes += chunk.length));
       response.on('end', () => {
@@ -113,10 +131,11 @@ function openFollow(url, headers, counter) {
     });
     request.on('error', (error) => {
       if (!closed) failures.push(error.code ?? error.message);
+      opened();
       resolve();
     });
   });
-  return { close: () => ((closed = true), request.destroy(), finish()), done };
+  return { close: () => ((closed = true), request.destroy(), finish()), done, open };
 }
 
 async function run(clients, followers, services) {
@@ -150,6 +169,10 @@ async function run(clients, followers, services) {
     const streams = [];
     for (let i = 0; i < clients; i++) streams.push(openStream(`${base}/events/`, auth, latencies, counts));
     for (let i = 0; i < followers; i++) streams.push(openFollow(`${base}/tasks/${created.guid}/logs/?follow=true`, auth, followed));
+    // Every stream answered before the window: an event written before a stream opened is not one it should see.
+    const openedAt = Date.now();
+    await Promise.all(streams.map((stream) => stream.open));
+    const openSeconds = (Date.now() - openedAt) / 1000;
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const rss = rssSampler(server.child.pid);
     const before = await statsOf(writer);
@@ -176,6 +199,7 @@ async function run(clients, followers, services) {
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     const after = await statsOf(writer);
     const peak = rss.stop();
+    const serverCuts = /^controller_event_streams_cut_total (\d+)/m.exec(await (await fetch(`${server.controller}/metrics`)).text())?.[1];
     for (const stream of streams) stream.close();
     await Promise.allSettled(streams.map((stream) => stream.done));
     const window = (Date.now() - started) / 1000;
@@ -185,7 +209,7 @@ async function run(clients, followers, services) {
       eventReadsPerSecond: (after.eventReads - before.eventReads) / window,
       peakRssMiB: peak,
       latencyP50Ms: percentile(latencies, 50), latencyP99Ms: percentile(latencies, 99),
-      delivered: latencies.length, expected: written * clients, cuts: counts.cuts, load, clientCpuShare, followedBytes: followed.bytes, failures: failures.length, failureReasons: countBy(failures),
+      delivered: latencies.length, expected: written * clients, cuts: counts.cuts, serverCuts: Number(serverCuts ?? NaN), openSeconds, load, clientCpuShare, followedBytes: followed.bytes, failures: failures.length, failureReasons: countBy(failures),
     };
   } finally {
     await writer.end();
@@ -200,10 +224,10 @@ async function main() {
     premises(services.statement, 'PostgreSQL (local, a fresh database per run)', `consumer: ${allInOneConsumer()}`);
     const { runs, baselines, ratios } = await interleaved(ROUNDS, () => run(10, 1, services), () => run(CLIENTS, FOLLOWERS, services));
     console.log(`stream abuse: ${EVENTS_PER_SECOND} events/s for ${SECONDS} s against one replica (all role); ${ROUNDS} runs of ${CLIENTS} streams, each between two baseline runs of 10`);
-    console.log(['clients', 'followers', 'server db transactions/s', 'event log reads/s', 'peak RSS MiB', 'latency p50 ms', 'latency p99 ms', 'events delivered/expected', 'cut (reconnected)', 'failed streams', 'load average', 'bench client CPU'].join(' | '));
+    console.log(['clients', 'followers', 'server db transactions/s', 'event log reads/s', 'peak RSS MiB', 'latency p50 ms', 'latency p99 ms', 'events delivered/expected', 'cut (reconnected) / counted by the server', 'failed streams', 'load average', 'bench client CPU', 'all streams open after s'].join(' | '));
     const fmt = (n) => (typeof n === 'number' && !Number.isInteger(n) ? n.toFixed(1) : String(n));
     for (const r of [...baselines, ...runs]) {
-      console.log([r.clients, r.followers, fmt(r.transactionsPerSecond), fmt(r.eventReadsPerSecond), fmt(r.peakRssMiB), r.latencyP50Ms, r.latencyP99Ms, `${r.delivered}/${r.expected}`, r.cuts, r.failures, r.load.toFixed(1), `${Math.round(r.clientCpuShare * 100)}%`].join(' | '));
+      console.log([r.clients, r.followers, fmt(r.transactionsPerSecond), fmt(r.eventReadsPerSecond), fmt(r.peakRssMiB), r.latencyP50Ms, r.latencyP99Ms, `${r.delivered}/${r.expected}`, `${r.cuts}/${r.serverCuts}`, r.failures, r.load.toFixed(1), `${Math.round(r.clientCpuShare * 100)}%`, r.openSeconds.toFixed(1)].join(' | '));
     }
     const one = (value) => value.toFixed(1);
     for (const [name, list] of [['baseline, 10 streams', baselines], [`${CLIENTS} streams`, runs]]) {
