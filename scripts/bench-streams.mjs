@@ -8,8 +8,13 @@
 // access log, objects in s3rver, Redis, its dispatcher online and consuming (the followed
 // task's agent, scripts/bench-ticker-agent.sh, checks in and prints a line every 100 ms). A stream or request answered other than 200/201
 // fails the run. Needs `npm run build`, local PostgreSQL and Redis. BENCH_STREAM_SECONDS sets
-// the measured window (15).
+// the measured window (15). The window starts once every stream has answered; a stream the
+// server cuts (STREAM_BUFFER_BYTES) reconnects with Last-Event-ID and is counted, beside the
+// server's own count (controller_event_streams_cut_total). Also printed: the load average at
+// the window's start and the CPU share of this process, whose clients must keep up.
 import { mkdtempSync } from 'node:fs';
+import http from 'node:http';
+import { loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
@@ -37,38 +42,100 @@ async function statsOf(db) {
   return { transactions: Number(xacts.n), eventReads: Number(scans.n) };
 }
 
-/** An SSE client that records, for each bench event, how long after its writing it arrived. */
-function openStream(url, headers, latencies) {
-  const controller = new AbortController();
-  const done = fetch(url, { headers, signal: controller.signal }).then(async (response) => {
-    if (response.status !== 200) throw new Error(`event stream answered ${response.status}`);
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const sent = /"sent_at":(\d+)/.exec(frame);
-        if (sent) latencies.push(Date.now() - Number(sent[1]));
-      }
-    }
-  }).catch((error) => {
-    if (error.name !== 'AbortError') failures.push(error.cause?.code ?? error.message);
+/**
+ * An SSE client that records, for each bench event, how long after its writing it arrived.
+ * Plain node:http and a string scan (no fetch, no per-frame parse): a thousand of them
+ * share the benchmark's one process, which must not be the slow reader it measures. A
+ * stream the server cuts (its ": cut:" line) reconnects with Last-Event-ID, as a client
+ * should, and is counted.
+ */
+function openStream(url, headers, latencies, counts) {
+  let request;
+  let closed = false;
+  let lastId;
+  let finish;
+  let opened;
+  const open = new Promise((resolve) => (opened = resolve));
+  const done = new Promise((resolve) => {
+    finish = resolve;
+    const connect = () => {
+      const sent = { ...headers, accept: 'text/event-stream', ...(lastId === undefined ? {} : { 'last-event-id': String(lastId) }) };
+      request = http.get(url, { headers: sent }, (response) => {
+        opened();
+        if (response.statusCode !== 200) {
+          failures.push(`event stream answered ${response.statusCode}`);
+          response.resume();
+          return resolve();
+        }
+        let carry = '';
+        let cut = false;
+        response.setEncoding('latin1');
+        response.on('data', (piece) => {
+          const now = Date.now();
+          const text = carry + piece;
+          const end = text.lastIndexOf('\n\n');
+          if (end < 0) return void (carry = text);
+          carry = text.slice(end + 2);
+          for (let at = text.indexOf('"sent_at":'); at >= 0 && at < end; at = text.indexOf('"sent_at":', at + 10)) latencies.push(now - parseInt(text.slice(at + 10, at + 30), 10));
+          const idAt = text.lastIndexOf('id: ', end);
+          if (idAt >= 0 && (idAt === 0 || text[idAt - 1] === '\n')) lastId = parseInt(text.slice(idAt + 4, idAt + 24), 10);
+          if (text.includes(': cut:')) cut = true;
+        });
+        response.on('end', () => {
+          if (closed) return resolve();
+          if (!cut) {
+            failures.push('event stream ended');
+            return resolve();
+          }
+          counts.cuts += 1;
+          connect();
+        });
+        // A socket closed without the response's end: the server cut it and closed it after its grace.
+        response.on('close', () => {
+          if (closed || response.complete) return;
+          if (cut) counts.cuts += 1;
+          else failures.push('event stream reset');
+          if (cut) connect();
+          else resolve();
+        });
+        response.on('error', () => undefined);
+      });
+      request.on('error', (error) => {
+        if (!closed) failures.push(error.code ?? error.message);
+        opened();
+        resolve();
+      });
+    };
+    connect();
   });
-  return { close: () => controller.abort(), done };
+  return { close: () => ((closed = true), request.destroy(), finish()), done, open };
 }
 
 function openFollow(url, headers, counter) {
-  const controller = new AbortController();
-  const done = fetch(url, { headers, signal: controller.signal }).then(async (response) => {
-    if (response.status !== 200) throw new Error(`log follow answered ${response.status}`);
-    for await (const chunk of response.body) counter.bytes += chunk.length;
-  }).catch((error) => {
-    if (error.name !== 'AbortError') failures.push(error.cause?.code ?? error.message);
+  let request;
+  let closed = false;
+  let finish;
+  let opened;
+  const open = new Promise((resolve) => (opened = resolve));
+  const done = new Promise((resolve) => {
+    finish = resolve;
+    request = http.get(url, { headers }, (response) => {
+      opened();
+      if (response.statusCode !== 200) failures.push(`log follow answered ${response.statusCode}`);
+      response.on('data', (chunk) => (counter.bytes += chunk.length));
+      response.on('end', () => {
+        if (!closed) failures.push('log follow ended');
+        resolve();
+      });
+      response.on('error', () => undefined);
+    });
+    request.on('error', (error) => {
+      if (!closed) failures.push(error.code ?? error.message);
+      opened();
+      resolve();
+    });
   });
-  return { close: () => controller.abort(), done };
+  return { close: () => ((closed = true), request.destroy(), finish()), done, open };
 }
 
 async function run(clients, followers, services) {
@@ -97,13 +164,20 @@ async function run(clients, followers, services) {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const latencies = [];
+    const counts = { cuts: 0 };
     const followed = { bytes: 0 };
     const streams = [];
-    for (let i = 0; i < clients; i++) streams.push(openStream(`${base}/events/`, auth, latencies));
+    for (let i = 0; i < clients; i++) streams.push(openStream(`${base}/events/`, auth, latencies, counts));
     for (let i = 0; i < followers; i++) streams.push(openFollow(`${base}/tasks/${created.guid}/logs/?follow=true`, auth, followed));
+    // Every stream answered before the window: an event written before a stream opened is not one it should see.
+    const openedAt = Date.now();
+    await Promise.all(streams.map((stream) => stream.open));
+    const openSeconds = (Date.now() - openedAt) / 1000;
     await new Promise((resolve) => setTimeout(resolve, 3000));
     const rss = rssSampler(server.child.pid);
     const before = await statsOf(writer);
+    const load = loadavg()[0];
+    const clientCpu = process.cpuUsage();
     let written = 0;
     const started = Date.now();
     while (Date.now() - started < SECONDS * 1000) {
@@ -119,10 +193,13 @@ async function run(clients, followers, services) {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
+    const clientCpuUsed = process.cpuUsage(clientCpu);
+    const clientCpuShare = (clientCpuUsed.user + clientCpuUsed.system) / 1000 / (Date.now() - started);
     // PostgreSQL publishes a backend's counts within about ten seconds of its last statement.
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     const after = await statsOf(writer);
     const peak = rss.stop();
+    const serverCuts = /^controller_event_streams_cut_total (\d+)/m.exec(await (await fetch(`${server.controller}/metrics`)).text())?.[1];
     for (const stream of streams) stream.close();
     await Promise.allSettled(streams.map((stream) => stream.done));
     const window = (Date.now() - started) / 1000;
@@ -132,7 +209,7 @@ async function run(clients, followers, services) {
       eventReadsPerSecond: (after.eventReads - before.eventReads) / window,
       peakRssMiB: peak,
       latencyP50Ms: percentile(latencies, 50), latencyP99Ms: percentile(latencies, 99),
-      delivered: latencies.length, expected: written * clients, followedBytes: followed.bytes, failures: failures.length, failureReasons: countBy(failures),
+      delivered: latencies.length, expected: written * clients, cuts: counts.cuts, serverCuts: Number(serverCuts ?? NaN), openSeconds, load, clientCpuShare, followedBytes: followed.bytes, failures: failures.length, failureReasons: countBy(failures),
     };
   } finally {
     await writer.end();
@@ -147,14 +224,14 @@ async function main() {
     premises(services.statement, 'PostgreSQL (local, a fresh database per run)', `consumer: ${allInOneConsumer()}`);
     const { runs, baselines, ratios } = await interleaved(ROUNDS, () => run(10, 1, services), () => run(CLIENTS, FOLLOWERS, services));
     console.log(`stream abuse: ${EVENTS_PER_SECOND} events/s for ${SECONDS} s against one replica (all role); ${ROUNDS} runs of ${CLIENTS} streams, each between two baseline runs of 10`);
-    console.log(['clients', 'followers', 'server db transactions/s', 'event log reads/s', 'peak RSS MiB', 'latency p50 ms', 'latency p99 ms', 'events delivered/expected', 'failed streams'].join(' | '));
+    console.log(['clients', 'followers', 'server db transactions/s', 'event log reads/s', 'peak RSS MiB', 'latency p50 ms', 'latency p99 ms', 'events delivered/expected', 'cut (reconnected) / counted by the server', 'failed streams', 'load average', 'bench client CPU', 'all streams open after s'].join(' | '));
     const fmt = (n) => (typeof n === 'number' && !Number.isInteger(n) ? n.toFixed(1) : String(n));
     for (const r of [...baselines, ...runs]) {
-      console.log([r.clients, r.followers, fmt(r.transactionsPerSecond), fmt(r.eventReadsPerSecond), fmt(r.peakRssMiB), r.latencyP50Ms, r.latencyP99Ms, `${r.delivered}/${r.expected}`, r.failures].join(' | '));
+      console.log([r.clients, r.followers, fmt(r.transactionsPerSecond), fmt(r.eventReadsPerSecond), fmt(r.peakRssMiB), r.latencyP50Ms, r.latencyP99Ms, `${r.delivered}/${r.expected}`, `${r.cuts}/${r.serverCuts}`, r.failures, r.load.toFixed(1), `${Math.round(r.clientCpuShare * 100)}%`, r.openSeconds.toFixed(1)].join(' | '));
     }
     const one = (value) => value.toFixed(1);
     for (const [name, list] of [['baseline, 10 streams', baselines], [`${CLIENTS} streams`, runs]]) {
-      console.log(`${name}: event log reads/s ${spread(list.map((r) => r.eventReadsPerSecond), one)}; db transactions/s ${spread(list.map((r) => r.transactionsPerSecond), one)}; latency p99 ${spread(list.map((r) => r.latencyP99Ms))} ms`);
+      console.log(`${name}: event log reads/s ${spread(list.map((r) => r.eventReadsPerSecond), one)}; db transactions/s ${spread(list.map((r) => r.transactionsPerSecond), one)}; latency p50 ${spread(list.map((r) => r.latencyP50Ms))} ms; latency p99 ${spread(list.map((r) => r.latencyP99Ms))} ms; peak RSS ${spread(list.map((r) => r.peakRssMiB), one)} MiB; events delivered ${spread(list.map((r) => (100 * r.delivered) / r.expected), one)}%`);
     }
     // Reads per second of the event log beside the 10-stream runs: the shared range read keeps it near 1x.
     const readRatios = ratios((r) => Math.max(r.eventReadsPerSecond, 0.1));

@@ -3,13 +3,13 @@ import { ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AnswersWith, Refuses } from '../../shared/http/openapi-decorators';
 import type { Response } from 'express';
 import { DomainError } from '../../shared/errors/domain-error';
-import { streamText } from '../../shared/http/stream-text';
 import { CurrentPrincipal, OperatorOrScope, Principal } from '../auth/auth.decorators';
 import { StreamSlots } from '../../shared/http/stream-slots';
 import { StreamLeases } from '../streams/stream-leases';
 import { CredentialWatch } from '../auth/credential-watch';
 import { EventsQueryDto } from './events.dto';
 import { EventsService } from './events.service';
+import { SseSink } from './sse-sink';
 
 @ApiTags('events')
 @Controller('api/v1/events')
@@ -41,7 +41,7 @@ export class EventsController {
     this.slots.take(response);
     await this.leases.take(`${principal.kind}:${principal.id}`, response);
     const alive = this.credentials.aliveCheck(authorization);
-    return streamText(response, this.events.stream({ after, taskGuid: query.task_guid, alive }), 'text/event-stream; charset=utf-8');
+    return this.events.open(new SseSink(response), { after, taskGuid: query.task_guid, alive });
   }
 }
 

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventFanout } from './event-fanout';
 import { EventFeed } from './event-feed';
 import { EventsController } from './events.controller';
 import { EventsRepository } from './events.repository';
@@ -6,7 +7,7 @@ import { EventsService } from './events.service';
 
 @Module({
   controllers: [EventsController],
-  providers: [EventFeed, EventsRepository, EventsService],
+  providers: [EventFeed, EventFanout, EventsRepository, EventsService],
   exports: [EventFeed, EventsRepository],
 })
 export class EventsModule {}

@@ -47,3 +47,9 @@ export const deadLetters = new Counter({
   labelNames: ['reason'] as const,
   registers,
 });
+
+export const eventStreamsCut = new Counter({
+  name: 'controller_event_streams_cut_total',
+  help: 'Event streams ended because their client left more than STREAM_BUFFER_BYTES unsent (it resumes with Last-Event-ID).',
+  registers,
+});

@@ -111,12 +111,25 @@ export class TaskLogs implements OnModuleInit {
     let current: TaskEntity | null = task;
     while (current && !isFinal(current.status)) {
       await sleep(FOLLOW_POLL_MS, undefined, { signal });
-      current = await reload();
-      if (!current) return;
-      full = await this.read(current);
+      // A poll the database or the engine did not answer (a busy pool) is tried again at the
+      // next one: it does not end a follow of a task that is still running.
+      const polled = await this.poll(reload);
+      if (polled === 'missed') continue;
+      if (!polled) return;
+      [current, full] = polled;
       // The kept output is bounded: when its start was dropped, go on from its new end.
       if (full.length > sent) yield full.slice(sent);
       sent = full.length;
+    }
+  }
+
+  /** The task read again and its output; null when the task is gone; 'missed' when either read failed. */
+  private async poll(reload: () => Promise<TaskEntity | null>): Promise<[TaskEntity, string] | null | 'missed'> {
+    try {
+      const current = await reload();
+      return current ? [current, await this.read(current)] : null;
+    } catch {
+      return 'missed';
     }
   }
 

@@ -142,6 +142,8 @@ export interface AppConfig {
   streamLeaseSeconds: number;
   /** Event streams and log follows one replica serves at once. */
   streamsPerReplica: number;
+  /** Bytes a live event stream's client may leave unsent before the stream is cut. */
+  streamBufferBytes: number;
   /** Node's HTTP server limits for both roles' ports. */
   httpServer: HttpServerSettings;
   /** Refused unverified webhook requests one address may make per minute before it is throttled (429). */
@@ -297,7 +299,8 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     warmPools: [],
     streamsPerPrincipal: r.int('STREAMS_PER_PRINCIPAL', 20, 1, 100000),
     streamLeaseSeconds: r.int('STREAM_LEASE_SECONDS', 60, 3, 3600),
-    streamsPerReplica: r.int('STREAMS_PER_REPLICA', 2000, 1, 1000000),
+    streamsPerReplica: r.int('STREAMS_PER_REPLICA', 1100, 1, 1000000),
+    streamBufferBytes: r.int('STREAM_BUFFER_BYTES', 1048576, 65536, 1073741824),
     httpServer: readHttpServerSettings(r),
     webhookRefusalsPerMinute: r.int('WEBHOOK_REFUSALS_PER_MINUTE', 30, 1, 1000000),
   };

@@ -1,7 +1,4 @@
-import { once } from 'node:events';
 import type { Response } from 'express';
-
-const NEVER = new Promise<never>(() => undefined);
 
 /** A line written after `everyMs` of quiet, so proxies and load balancers keep an idle stream open. */
 export interface KeepAlive {
@@ -27,24 +24,21 @@ export async function streamText(
   response.setHeader('Cache-Control', 'no-cache');
   response.setHeader('X-Accel-Buffering', 'no');
   response.flushHeaders();
-  const closed = new Promise<void>((resolve) => response.once('close', resolve));
   let pending = chunks.next();
   try {
     let lastByte = '\n';
     for (;;) {
-      let timer: NodeJS.Timeout | undefined;
-      const quiet = keepAlive ? new Promise<'quiet'>((resolve) => (timer = setTimeout(resolve, keepAlive.everyMs, 'quiet'))) : NEVER;
-      const next = await Promise.race([pending, closed.then(() => null), quiet]).finally(() => clearTimeout(timer));
+      const next = await nextOrInterruption(response, pending, keepAlive?.everyMs);
       if (next === 'quiet') {
         // Only between whole lines, so the keep-alive never splits one of the output's lines.
         if (lastByte === '\n' && !response.destroyed) response.write(keepAlive!.line);
         continue;
       }
-      if (!next || next.done || response.destroyed) break;
+      if (next === 'closed' || next.done || response.destroyed) break;
       pending = chunks.next();
       if (next.value) lastByte = next.value.slice(-1);
       // Backpressure: a client that reads slowly holds this stream, not an ever-growing buffer.
-      if (next.value && !response.write(next.value)) await Promise.race([once(response, 'drain').catch(() => undefined), closed]);
+      if (next.value && !response.write(next.value)) await drainedOrClosed(response);
     }
   } catch {
     // The task or its dispatcher went away mid-stream: what was sent stands, the stream ends.
@@ -61,4 +55,41 @@ export function abortOnClose(response: Response): AbortSignal {
   const controller = new AbortController();
   response.once('close', () => controller.abort());
   return controller.signal;
+}
+
+/**
+ * The generator's next chunk, or 'closed' when the client goes away, or 'quiet' after
+ * `quietMs`. Its listener and timer are removed once one of them happens: a long stream
+ * leaves nothing behind per chunk (a race against one long-lived promise would keep a
+ * reaction per chunk until the stream ends).
+ */
+function nextOrInterruption<T>(response: Response, pending: Promise<T>, quietMs?: number): Promise<T | 'closed' | 'quiet'> {
+  if (response.destroyed) return Promise.resolve('closed');
+  return new Promise((resolve, reject) => {
+    const finish = (value: T | 'closed' | 'quiet') => {
+      clearTimeout(timer);
+      response.off('close', onClose);
+      resolve(value);
+    };
+    const onClose = () => finish('closed');
+    const timer = quietMs === undefined ? undefined : setTimeout(() => finish('quiet'), quietMs);
+    response.once('close', onClose);
+    pending.then(finish, (error: unknown) => {
+      clearTimeout(timer);
+      response.off('close', onClose);
+      reject(error);
+    });
+  });
+}
+
+function drainedOrClosed(response: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('drain', done);
+      response.off('close', done);
+      resolve();
+    };
+    response.once('drain', done);
+    response.once('close', done);
+  });
 }
