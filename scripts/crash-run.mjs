@@ -17,7 +17,11 @@
 // BENCH_DATABASE_URL; `npm run build` first. Not a test: a script with figures, like the
 // bench scripts.
 //
-//   CRASH_TASKS=100 CRASH_KILLS=8 CRASH_RATE=4 CRASH_WAIT_SECONDS=300 CRASH_SEED=<n>
+// CRASH_OUTAGE_SECONDS (default 0) keeps the dispatcher down that long after the middle kill:
+// with 150, longer than the agent SDK's 120 s retry floor, agents live only by waiting until
+// their TASK_DEADLINE.
+//
+//   CRASH_TASKS=100 CRASH_KILLS=8 CRASH_RATE=4 CRASH_WAIT_SECONDS=300 CRASH_SEED=<n> CRASH_OUTAGE_SECONDS=0
 import { readdirSync, readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -30,6 +34,7 @@ const taskCount = env('CRASH_TASKS', 100);
 const killCount = env('CRASH_KILLS', 8);
 const rate = env('CRASH_RATE', 4);
 const waitSeconds = env('CRASH_WAIT_SECONDS', 300);
+const outageSeconds = env('CRASH_OUTAGE_SECONDS', 0);
 let seed = env('CRASH_SEED', Date.now() % 100000);
 const FINAL = ['completed', 'failed', 'timed_out', 'cancelled'];
 
@@ -157,7 +162,9 @@ async function main() {
         await sleep(Math.max(0, started + at - Date.now()));
         await dispatcher.kill();
         const killedAt = Date.now();
-        await sleep(300 + random() * 2700);
+        // CRASH_OUTAGE_SECONDS: one of the kills (the middle one) keeps the dispatcher down that long, past the agents' 120 s retry floor.
+        const outage = at === killTimes[Math.floor(killTimes.length / 2)] && outageSeconds > 0;
+        await sleep(outage ? outageSeconds * 1000 : 300 + random() * 2700);
         await dispatcher.start();
         restarts.push({ killedAt, upAt: Date.now() });
       }
@@ -230,7 +237,7 @@ function report({ guids, failedPosts, restarts, started, proxy, logDir, controll
   const lastCallback = Math.max(...proxy.callbacks.map((c) => c.at));
   const downtimes = restarts.map((r) => r.upAt - r.killedAt);
 
-  console.log(`Crash run: ${taskCount} tasks at ${rate}/s (echo and sleep 1-8 s, process engine), ${restarts.length} SIGKILLs of the dispatcher, seed ${process.env.CRASH_SEED ?? 'random'}`);
+  console.log(`Crash run: ${taskCount} tasks at ${rate}/s (echo and sleep 1-8 s, process engine), ${restarts.length} SIGKILLs of the dispatcher, seed ${process.env.CRASH_SEED ?? 'random'}${outageSeconds > 0 ? `, the middle one followed by ${outageSeconds} s down` : ''}`);
   console.log(`   kills at ${restarts.map((r) => ((r.killedAt - started) / 1000).toFixed(1)).join(', ')} s; down (kill -> healthy again) p50 ${(percentile(downtimes, 50) / 1000).toFixed(1)} s, max ${(Math.max(...downtimes) / 1000).toFixed(1)} s`);
   console.log(`   POSTs: ${guids.length} created${failedPosts.length ? `, refused or unanswered: ${tally(failedPosts)}` : ''}`);
   console.log(`   final status at the controller's API (each must be ${EXPECTED_STATUS}): ${tally(perTask.map((t) => t.status))}`);

@@ -151,6 +151,23 @@ describe('AgentClient', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 
+  it('keeps trying past retryForMs until the task deadline (TASK_DEADLINE), then gives up', async () => {
+    let down = true;
+    const { client, seen } = await clientFor((_s, r) => (down ? reply(r, 503, { ok: false, error: { code: 'unavailable', message: 'Restarting.' } }) : reply(r, 200, { ok: true, data: {} })));
+    const env = { TASK_ID, DISPATCHER_URL: client.dispatcherUrl, AGENT_KEY: 'k', TASK_DEADLINE: new Date(Date.now() + 1_500).toISOString() };
+    const patient = AgentClient.fromEnv(env, { retryForMs: 100, retryDelayMs: 50 });
+    setTimeout(() => (down = false), 600);
+    await expect(patient.progress(1)).resolves.toBeUndefined();
+    expect(seen.length).toBeGreaterThan(2);
+
+    down = true;
+    const started = Date.now();
+    const late = AgentClient.fromEnv({ ...env, TASK_DEADLINE: new Date(Date.now() + 400).toISOString() }, { retryForMs: 100, retryDelayMs: 50 });
+    await expect(late.progress(1)).rejects.toMatchObject({ status: 503, code: 'unavailable' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
   it('gives the last 5xx as an error once the retries are spent', async () => {
     const { client } = await clientFor((_s, r) => reply(r, 500, { ok: false, error: { code: 'server_error', message: 'Boom.' } }));
     const limited = new AgentClient({ taskId: TASK_ID, dispatcherUrl: client.dispatcherUrl, agentKey: 'k', retries: 1, retryDelayMs: 1 });

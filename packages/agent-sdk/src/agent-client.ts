@@ -43,6 +43,13 @@ export interface AgentClientOptions {
    * 120 s: longer than a dispatcher takes to restart, so an agent outlives one.
    */
   retryForMs?: number;
+  /**
+   * The task's time-out (`TASK_DEADLINE`, set by the dispatcher): a request is tried again
+   * until then when that is later than `retryForMs` from now, so an agent outlives a
+   * dispatcher that stays down for longer than a restart (a crash loop, a node lost) as long
+   * as its task may still finish. Past it, the task has timed out and nothing is gained.
+   */
+  deadline?: Date;
   /** At most this many extra attempts as well, when given. */
   retries?: number;
   /** First wait between attempts, doubled each time up to 10 s. Default 500 ms. */
@@ -94,6 +101,7 @@ export class AgentClient {
   private readonly claimWaitSeconds: number;
   private readonly retries: number;
   private readonly retryForMs: number;
+  private readonly deadline: number | null;
   private readonly retryDelayMs: number;
   private readonly requestTimeoutMs: number;
   private readonly traceHeaders: Record<string, string>;
@@ -106,6 +114,8 @@ export class AgentClient {
     this.agentKey = options.agentKey;
     this.retries = options.retries ?? Number.POSITIVE_INFINITY;
     this.retryForMs = options.retryForMs ?? 120_000;
+    const deadline = options.deadline?.getTime();
+    this.deadline = deadline !== undefined && Number.isFinite(deadline) ? deadline : null;
     this.retryDelayMs = options.retryDelayMs ?? 500;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.traceHeaders = traceHeadersOf(options.traceparent, options.tracestate);
@@ -114,7 +124,8 @@ export class AgentClient {
   /**
    * Reads TASK_ID, DISPATCHER_URL and AGENT_KEY; a missing one is an error naming it. Without
    * TASK_ID and with AGENT_POOL and AGENT_ID (a warm pool's agent), the task comes from the
-   * claim `checkin()` waits for. TRACEPARENT / TRACESTATE, when set, go on every call.
+   * claim `checkin()` waits for. TRACEPARENT / TRACESTATE, when set, go on every call;
+   * TASK_DEADLINE (RFC 3339), when set, is how long an unreachable dispatcher is waited for.
    */
   static fromEnv(env: Record<string, string | undefined> = process.env, options: Partial<AgentClientOptions> = {}): AgentClient {
     const warm = !env.TASK_ID?.trim() && Boolean(env.AGENT_POOL?.trim());
@@ -129,6 +140,7 @@ export class AgentClient {
       agentKey: env.AGENT_KEY!.trim(),
       traceparent: env.TRACEPARENT?.trim() || undefined,
       tracestate: env.TRACESTATE?.trim() || undefined,
+      deadline: env.TASK_DEADLINE?.trim() ? new Date(env.TASK_DEADLINE.trim()) : undefined,
       ...(warm ? { pool: { name: env.AGENT_POOL!.trim(), agentId: env.AGENT_ID!.trim() } } : {}),
       ...options,
     });
@@ -217,10 +229,10 @@ export class AgentClient {
     return (text ? JSON.parse(text) : {}) as T;
   }
 
-  /** One request, retried on connection errors and 5xx answers with doubling waits, for `retryForMs`. */
+  /** One request, retried on connection errors and 5xx answers with doubling waits, for `retryForMs` or until the task's deadline, whichever is later. */
   private async send(method: string, path: string, init: { body?: Uint8Array<ArrayBuffer> | string; headers?: Record<string, string> } = {}, timeoutMs = this.requestTimeoutMs): Promise<Response> {
     const url = this.dispatcherUrl + path;
-    const until = Date.now() + this.retryForMs;
+    const until = Math.max(Date.now() + this.retryForMs, this.deadline ?? 0);
     const mayRetry = (attempt: number) => attempt < this.retries && Date.now() + this.delayOf(attempt) <= until;
     for (let attempt = 0; ; attempt += 1) {
       let response: Response;

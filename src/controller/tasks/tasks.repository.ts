@@ -78,17 +78,31 @@ export class TasksRepository {
    * or neither. Null when the precondition stored nothing (ON CONFLICT DO NOTHING).
    */
   async insertAfter(values: Partial<Task>, precondition: { text: string; params: unknown[] }): Promise<Task | null> {
+    const [row] = await this.runInsertAfter(values, precondition, this.columns);
+    return row ? this.hydrate(row) : null;
+  }
+
+  /**
+   * `insertAfter` for a caller that needs only to know the task was stored (a routed
+   * webhook answers with the guid it chose): the statement returns no columns, so no row of
+   * forty columns is described, parsed and hydrated per request.
+   */
+  async insertAfterStored(values: Partial<Task>, precondition: { text: string; params: unknown[] }): Promise<boolean> {
+    return (await this.runInsertAfter(values, precondition, '1 AS stored')).length > 0;
+  }
+
+  private async runInsertAfter(values: Partial<Task>, precondition: { text: string; params: unknown[] }, returning: string) {
     const parts = insertParts(this.metadata, values, precondition.params.length + 1);
-    const [row] = await runPrepared(
+    const rows = await runPrepared(
       this.db,
       `WITH precondition AS (${precondition.text}),
        created AS (INSERT INTO ${TASKS} (${parts.names}) SELECT ${parts.placeholders} FROM precondition RETURNING *),
        event AS (${taskEventsInsert('task.created', 'created')})
-       SELECT ${this.columns} FROM created`,
+       SELECT ${returning} FROM created`,
       [...precondition.params, ...parts.params],
     );
-    if (row) this.events?.written();
-    return row ? this.hydrate(row) : null;
+    if (rows.length > 0) this.events?.written();
+    return rows;
   }
 
   async findByGuid(guid: string): Promise<Task | null> {

@@ -45,7 +45,7 @@ export class WebhookRouter {
       values = await this.tasks.prepareTask(await this.templateFor(workflow, event), { workflowId: workflow.id, deliveryId: row.id, ...queueOrigin(workflow, event) });
       taskGuid = values.guid;
       const delivery = this.ledger.insertOnce({ ...row, outcome: 'routed', statusCode: 200, taskGuid });
-      stored = (await this.tasks.storeTraced(values, (traced) => this.tasks.repository.insertAfter(traced, delivery))) !== null;
+      stored = await this.tasks.storeTraced(values, (traced) => this.tasks.repository.insertAfterStored(traced, delivery));
     } catch (error) {
       // The failed delivery is kept without its dedup key, so the sender's retry is routed again.
       const reason = error instanceof Error ? error.message : String(error);

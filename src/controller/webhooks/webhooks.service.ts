@@ -176,12 +176,13 @@ export class WebhooksService {
   }
 
   payloadFields(payloadText: string): Pick<WebhookDelivery, 'payload' | 'payloadSize' | 'payloadTruncated'> {
-    const bytes = Buffer.from(payloadText, 'utf8');
+    // Counted without a copy of the body; only a payload over the limit is encoded to be cut.
+    const size = Buffer.byteLength(payloadText, 'utf8');
     const max = this.config.webhookPayloadMaxBytes;
-    const truncated = bytes.length > max;
+    const truncated = size > max;
     return {
-      payload: truncated ? (max > 0 ? bytes.subarray(0, max).toString('utf8') : null) : payloadText,
-      payloadSize: bytes.length,
+      payload: truncated ? (max > 0 ? Buffer.from(payloadText, 'utf8').subarray(0, max).toString('utf8') : null) : payloadText,
+      payloadSize: size,
       payloadTruncated: truncated,
     };
   }

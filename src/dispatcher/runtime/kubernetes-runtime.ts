@@ -108,7 +108,14 @@ export class KubernetesRuntime implements RuntimeBackend {
       recordDisruptions: (taskId, agent, uids) => this.recordDisruptions(taskId, agent, uids),
       stopOverEvicted: (taskId, agent) => this.stopOverEvicted(taskId, agent),
     }, options.maxEvictionReplacements ?? null);
-    this.keeper = new EgressKeeper(this.api, this.settings, { namespaces: () => [...this.watches.keys()], jobs: (namespace) => this.agents.liveJobs(namespace) }, options.policyReconcileMs ?? 30_000);
+    this.keeper = new EgressKeeper(this.api, this.settings, {
+      namespaces: () => [...this.watches.keys()],
+      jobs: (namespace) => this.agents.liveJobs(namespace),
+      job: (taskId) => {
+        const job = this.agents.get(taskId)?.job;
+        return job && !job.metadata?.deletionTimestamp ? job : undefined;
+      },
+    }, options.policyReconcileMs ?? 30_000, { retryDelayMs: options.watchRetryDelayMs, timeoutSeconds: options.watchTimeoutSeconds, silenceSeconds: options.watchSilenceSeconds });
   }
 
   static fromConfig(config: AppConfig): KubernetesRuntime {
@@ -181,7 +188,9 @@ export class KubernetesRuntime implements RuntimeBackend {
     try {
       const owner = jobOwner(job);
       await this.secrets.create(namespace, buildSecret(spec, this.settings, owner));
-      await createNetworkPolicy(this.api, namespace, buildNetworkPolicy(spec, this.settings, this.egress, owner));
+      const policy = buildNetworkPolicy(spec, this.settings, this.egress, owner);
+      await createNetworkPolicy(this.api, namespace, policy);
+      this.keeper.noteCreated(namespace, policy.metadata!.name!);
       if (job.spec?.suspend) await this.patchJob(ref, [{ op: 'replace', path: '/spec/suspend', value: false }], 'resume Job');
       return ref;
     } catch (error) {

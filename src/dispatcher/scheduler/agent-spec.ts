@@ -7,7 +7,7 @@ import { agentTraceEnv, TraceCarrier } from '../../shared/tracing/trace-context'
 import { parseSecretRef } from '../../shared/task-protocol/secret-env';
 import { TaskEntity } from '../tasks/task.entity';
 
-/** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL, the per-task AGENT_KEY and TRACEPARENT / TRACESTATE. */
+/** What a backend needs to run a task's agent: the task's env plus TASK_ID, DISPATCHER_URL, the per-task AGENT_KEY, TASK_DEADLINE and TRACEPARENT / TRACESTATE. */
 export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey' | 'agentDispatcherUrl' | 'agentIsolation'>, trace: TraceCarrier | null = null): AgentSpec {
   return {
     taskId: task.taskId,
@@ -20,6 +20,8 @@ export function agentSpecOf(task: TaskEntity, config: Pick<AppConfig, 'agentKey'
       TASK_ID: task.taskId,
       DISPATCHER_URL: config.agentDispatcherUrl,
       AGENT_KEY: perTaskAgentKey(config.agentKey, task.taskId),
+      // How long the agent's SDK waits out a dispatcher it cannot reach: its task's time-out.
+      TASK_DEADLINE: (task.deadlineAt ? new Date(task.deadlineAt) : new Date(Date.now() + task.timeoutSeconds * 1000)).toISOString(),
     },
     resources: task.resources,
     ports: task.ports.map((port) => ({

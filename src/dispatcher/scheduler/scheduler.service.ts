@@ -15,6 +15,7 @@ import { taskAttributes } from '../../shared/tracing/task-attributes';
 import { currentCarrier, inTaskSpan, storedCarrier } from '../../shared/tracing/trace-context';
 import { runtimeStartDuration } from '../metrics/dispatcher-metrics';
 import { SerialLoop } from '../../shared/loop/serial-loop';
+import { isDatabaseUnavailable, StartOutage, startOutageWait, startRetries, startRetryDelayMs } from './start-outages';
 
 const TICK_MS = 500;
 const WATCH_EVERY_TICKS = 4;
@@ -24,9 +25,6 @@ const RESYNC_EVERY_TICKS = 60;
 const SWEEP_STRAYS_EVERY_TICKS = 8;
 /** A task claimed as starting whose agent was never submitted (the dispatcher died in between) is started again after this. */
 const ORPHAN_CLAIM_MS = 60_000;
-/** A submit the runtime could not take is tried again after 1 s, doubling up to 30 s. */
-const SUBMIT_RETRY_BASE_MS = 1000;
-const SUBMIT_RETRY_MAX_MS = 30_000;
 /** Agent states applied at once: a watch that brings a thousand changes must not take every database connection. */
 const STATE_CONCURRENCY = 4;
 
@@ -53,6 +51,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
   private ticks = 0;
+  private readonly stopping = new AbortController();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -81,6 +80,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   }
 
   async onApplicationShutdown(): Promise<void> {
+    // A start waiting out an outage gives up now, its task left `starting`: the next process takes up the claim.
+    this.stopping.abort();
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
     await Promise.all([this.starts.stop(), this.housekeeping.stop(), this.stateLoop.stop()]);
@@ -135,11 +136,13 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       const ref = await this.submitThroughOutages(backend, task);
       if (ref === null) return;
       runtimeStartDuration.observe({ backend: backend.name }, (performance.now() - started) / 1000);
-      const status = await this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance);
+      // The agent runs now: a database that does not answer is waited for, or the agent would run with no task to report to.
+      const status = await this.throughDatabaseOutages(task, 'record where its agent runs', () => this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance));
       this.logger.log({ taskId: task.taskId, backend: backend.name, ref }, 'Agent submitted');
       // Cancelled while the runtime was still starting it: nobody else knew the ref to stop.
       if (status && isFinal(status)) void this.runtimes.stopAndRemove({ ...task, runtimeRef: ref, runtimeOwner: this.config.dispatcherInstance });
     } catch (error) {
+      if (this.stopping.signal.aborted) return;
       const reason = error instanceof Error ? error.message : String(error);
       await this.finish(task, 'failed', { exitCode: -1, errorMessage: `The agent could not be started: ${reason}` }).catch((failure: unknown) => {
         this.logger.error({ taskId: task.taskId, err: failure }, 'Could not record a failed start');
@@ -153,18 +156,56 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * cancel. Should this process stop meanwhile, the claim is an orphan the next one starts.
    */
   private async submitThroughOutages(backend: RuntimeBackend, task: TaskEntity): Promise<string | null> {
+    const waited = performance.now();
     for (let attempt = 0; ; attempt += 1) {
       try {
-        return await backend.submit(agentSpecOf(task, this.config, currentCarrier() ?? storedCarrier(task)));
+        const ref = await backend.submit(agentSpecOf(task, this.config, currentCarrier() ?? storedCarrier(task)));
+        if (attempt > 0) startOutageWait.observe({ cause: 'runtime' }, (performance.now() - waited) / 1000);
+        return ref;
       } catch (error) {
         if (!(error instanceof RuntimeUnavailableError)) throw error;
-        const delayMs = Math.min(SUBMIT_RETRY_MAX_MS, SUBMIT_RETRY_BASE_MS * 2 ** Math.min(attempt, 10));
-        this.logger.warn({ taskId: task.taskId, err: error, retryInMs: delayMs }, 'The runtime is unavailable; the submit waits');
-        await new Promise((resolve) => setTimeout(resolve, delayMs).unref());
-        const current = await this.tasks.findById(task.taskId);
+        await this.waitOut('runtime', task, 'The runtime is unavailable; the submit waits', error, attempt);
+        if (this.stopping.signal.aborted) return null;
+        const current = await this.throughDatabaseOutages(task, 'read whether it is still to start', () => this.tasks.findById(task.taskId));
         if (!current || isFinal(current.status)) return null;
       }
     }
+  }
+
+  /**
+   * One database step of a start, tried again while the database cannot answer (down,
+   * restarting, the connection killed, the pool exhausted, a statement time-out) for as long
+   * as the task's time-out allows; past it the error is the start's. Any other error at once.
+   */
+  private async throughDatabaseOutages<T>(task: TaskEntity, step: string, run: () => Promise<T>): Promise<T> {
+    const waited = performance.now();
+    const until = task.deadlineAt ? new Date(task.deadlineAt).getTime() : Date.now() + task.timeoutSeconds * 1000;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        const result = await run();
+        if (attempt > 0) startOutageWait.observe({ cause: 'database' }, (performance.now() - waited) / 1000);
+        return result;
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || Date.now() + startRetryDelayMs(attempt) > until || this.stopping.signal.aborted) throw error;
+        await this.waitOut('database', task, `The database did not answer; the start waits to ${step}`, error, attempt);
+      }
+    }
+  }
+
+  private async waitOut(cause: StartOutage, task: TaskEntity, message: string, error: unknown, attempt: number): Promise<void> {
+    const delayMs = startRetryDelayMs(attempt);
+    startRetries.inc({ cause });
+    this.logger.warn({ taskId: task.taskId, err: error, retryInMs: delayMs }, message);
+    const signal = this.stopping.signal;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, delayMs).unref();
+      signal.addEventListener('abort', done, { once: true });
+    });
   }
 
   private async sweepTimeouts(): Promise<void> {
@@ -181,7 +222,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * handed to their runtime, the orphans): between resyncs its watch brings every change.
    */
   private async watchActive(resync: boolean): Promise<void> {
-    const reporting = resync ? [] : this.runtimes.backends.filter((backend) => backend.reportsChanges).map((backend) => backend.name);
+    const reporting = this.runtimes.backends.filter((backend) => backend.reportsChanges).map((backend) => backend.name);
+    if (resync) await this.resyncReported(reporting);
     for (const task of await this.tasks.activeExcept(reporting)) {
       const backend = this.runtimes.get(task.runtimeBackend);
       if (!backend || this.submitting.has(task.taskId)) continue;
@@ -195,6 +237,27 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         return null;
       });
       if (state) await this.apply(task, state);
+    }
+  }
+
+  /**
+   * The resync of backends that report their changes: each agent's state as the backend
+   * knows it (from its watch cache, for a tracked agent), and the whole task loaded and
+   * judged only when that state is not plainly `running`. A resync then costs a few
+   * microseconds per running agent rather than a task row and a judgement each, so a
+   * dispatcher holding 10,000 running agents stays near idle between changes.
+   */
+  private async resyncReported(backendNames: string[]): Promise<void> {
+    for (const agent of await this.tasks.submittedTo(backendNames)) {
+      const backend = this.runtimes.get(agent.runtimeBackend);
+      if (!backend || this.submitting.has(agent.taskId) || !this.runtimes.reaches(agent)) continue;
+      const state = await backend.status(runtimeKeyOf(agent), agent.runtimeRef).catch((error: unknown) => {
+        this.logger.warn({ taskId: agent.taskId, err: error }, 'Runtime status unavailable');
+        return null;
+      });
+      if (!state || state.phase === 'running') continue;
+      const task = await this.tasks.findById(agent.taskId);
+      if (task?.runtimeRef) await this.apply(task, state);
     }
   }
 

@@ -9,6 +9,15 @@ import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 
 const TASKS = '"dispatcher"."tasks"';
+
+/** Where a submitted task's agent runs (`submittedTo`). */
+export interface SubmittedAgent {
+  taskId: string;
+  runtimeBackend: string;
+  runtimeRef: string;
+  runtimeOwner: string | null;
+  poolAgentId: string | null;
+}
 /** Serialises capacity claims across replicas (any fixed number both sides agree on). */
 const CLAIM_LOCK = 710_000_001;
 
@@ -152,6 +161,21 @@ export class TasksRepository {
   /** Tasks handed to a runtime and not final yet, for watching and recovery. */
   active(): Promise<TaskEntity[]> {
     return this.db.getRepository(TaskEntity).find({ where: { status: In([...ACTIVE_STATUSES]) }, order: { seq: 'ASC' } });
+  }
+
+  /**
+   * For the resync of backends that report their changes: where each of their live agents
+   * runs, four columns a row, so asking about 10,000 running agents every resync does not
+   * load 10,000 whole tasks (their env, brief and trace included).
+   */
+  async submittedTo(backends: string[]): Promise<SubmittedAgent[]> {
+    if (backends.length === 0) return [];
+    const rows = (await this.db.query(
+      `SELECT task_id, runtime_backend, runtime_ref, runtime_owner, pool_agent_id FROM ${TASKS}
+       WHERE status = ANY($1) AND runtime_ref IS NOT NULL AND runtime_backend = ANY($2)`,
+      [ACTIVE_STATUSES, backends],
+    )) as { task_id: string; runtime_backend: string; runtime_ref: string; runtime_owner: string | null; pool_agent_id: string | null }[];
+    return rows.map((row) => ({ taskId: row.task_id, runtimeBackend: row.runtime_backend, runtimeRef: row.runtime_ref, runtimeOwner: row.runtime_owner, poolAgentId: row.pool_agent_id }));
   }
 
   /** Active tasks, but of the backends in `skipBackends` only those not yet handed to their runtime. */

@@ -9,6 +9,7 @@ describe('isDependencyDown', () => {
     ['one of an AggregateError', new AggregateError([new Error('a'), withCode('ETIMEDOUT')])],
     ['a TypeORM driver error', Object.assign(new Error('query failed'), { driverError: new Error('Connection terminated unexpectedly') })],
     ['PostgreSQL shutting down', withCode('57P01', 'terminating connection due to administrator command')],
+    ['PostgreSQL out of connections', withCode('53300', 'sorry, too many clients already')],
     ['ioredis without a connection', new Error("Stream isn't writeable and enableOfflineQueue options is false")],
   ])('is true for %s', (_name, error) => {
     expect(isDependencyDown(error)).toBe(true);

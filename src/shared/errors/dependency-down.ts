@@ -22,8 +22,9 @@ export function isDependencyDown(error: unknown, depth = 0): boolean {
     code?: unknown; message?: unknown; cause?: unknown; errors?: unknown; driverError?: unknown;
   };
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return true;
-  // PostgreSQL's own "cannot connect now" / "admin shutdown" classes (57P0x, 08xxx).
-  if (typeof code === 'string' && /^(57P0[1-3]|08\d{3})$/.test(code)) return true;
+  // PostgreSQL's own "cannot connect now" / "admin shutdown" classes (57P0x, 08xxx), and a server
+  // whose max_connections are all taken (53300): no connection now, one later.
+  if (typeof code === 'string' && /^(57P0[1-3]|08\d{3}|53300)$/.test(code)) return true;
   if (typeof message === 'string' && DOWN_MESSAGES.some((pattern) => pattern.test(message))) return true;
   const inner = [cause, driverError, ...(Array.isArray(errors) ? errors : [])];
   return inner.some((item) => isDependencyDown(item, depth + 1));
