@@ -90,7 +90,7 @@ export class AgentService {
     this.signals.taskFinished();
     this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
     void this.taskLogs.storeNow(finished);
-    setTimeout(() => void this.runtimes.stopAndRemove(finished), EXIT_GRACE_MS).unref();
+    setTimeout(() => void this.runtimes.stopAndRemoveFinished(finished), EXIT_GRACE_MS).unref();
   }
 
   /** The task's brief and the skill packages pinned on it: the objects an agent may read. */
