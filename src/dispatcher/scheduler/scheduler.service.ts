@@ -102,6 +102,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * `starting`), so the next round may claim again at once, within the limit.
    */
   private async startPending(): Promise<void> {
+    if (!(await this.tasks.hasClaimable(this.config.maxConcurrentTasks))) return;
     const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks, this.config.dispatcherInstance);
     for (const task of claimed) this.startTracked(task);
   }

@@ -8,6 +8,7 @@ import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from 
 import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 import { inJsonbOrder } from '../../shared/database/jsonb-order';
+import { runPrepared } from '../../shared/database/statements';
 
 const TASKS = '"dispatcher"."tasks"';
 /** Serialises capacity claims across replicas (any fixed number both sides agree on). */
@@ -122,6 +123,22 @@ export class TasksRepository {
     await manager.createQueryBuilder().insert().into(CallbackOutboxEntity)
       .values({ taskId: task.taskId, body: callbackBody(task), state: 'pending', attempts: 0, nextAttemptAt: () => 'now()' })
       .orIgnore().execute();
+  }
+
+  /**
+   * Whether a start round has anything to claim: a pending task, and fewer than `capacity`
+   * active. One lock-free read: most rounds (the timer's, a task's end) find nothing, and
+   * the claim's transaction, lock and statement are then spared. A task stored or ended
+   * after this read wakes a round of its own.
+   */
+  async hasClaimable(capacity: number): Promise<boolean> {
+    const [row] = await runPrepared<{ claimable: boolean }>(
+      this.db,
+      `SELECT EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending')
+              AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1 AS claimable`,
+      [capacity, ACTIVE_STATUSES],
+    );
+    return row.claimable;
   }
 
   /**
