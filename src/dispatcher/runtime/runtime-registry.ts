@@ -92,9 +92,10 @@ export class RuntimeRegistry implements OnApplicationShutdown {
   }
 
   /**
-   * The same, unless this process already removed this agent of this final task (its exit was
-   * seen first): for the removal a check-back schedules after its grace. A final task's agent
-   * is never started again, so the key cannot name a newer agent.
+   * The same, unless this process already removed this agent of this final task: for the
+   * removals that follow a task's end (its exit applied, the check-back's after its grace,
+   * the stray sweep's), whichever comes first does the work. A final task's agent is never
+   * started again, so the key cannot name a newer agent.
    */
   stopAndRemoveFinished(task: AgentOfTask): Promise<void> {
     if (task.runtimeBackend && task.runtimeRef && this.removed.has(removedKey(task.runtimeBackend, task.runtimeRef, task.taskId))) return Promise.resolve();
