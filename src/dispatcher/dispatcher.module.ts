@@ -19,10 +19,11 @@ import { RegistrationModule } from './registration/registration.module';
 import { ReplicasModule } from './replicas/replicas.module';
 import { RuntimeModule } from './runtime/runtime.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
+import { DispatcherTaskHotRoutes } from './tasks/task-hot-routes';
 import { TasksModule } from './tasks/tasks.module';
 
-/** The providers of the dispatcher's hot routes (see `serveHotRoutesFirst`): the agent protocol. */
-export const DISPATCHER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [AgentHotRoutes];
+/** The providers of the dispatcher's hot routes (see `serveHotRoutesFirst`): the agent protocol and the task intake. */
+export const DISPATCHER_HOT_ROUTES: Type<{ routes(): HotRoute[] }>[] = [AgentHotRoutes, DispatcherTaskHotRoutes];
 
 /** The dispatcher's feature modules, one per folder under src/dispatcher/. */
 export const DISPATCHER_FEATURES: Type[] = [DispatcherAuthModule, RuntimeModule, HealthModule, TasksModule, AgentModule, CallbacksModule, ReplicasModule, PoolsModule, SchedulerModule, RegistrationModule];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource, Logger as TypeOrmLogger } from 'typeorm';
 import { migrateRole } from '../../src/bootstrap';
+import { callbackBody } from '../../src/dispatcher/callbacks/callback-body';
 import { CallbackOutboxEntity } from '../../src/dispatcher/callbacks/callback-outbox.entity';
 import { DISPATCHER_ENTITIES } from '../../src/dispatcher/entities';
 import { TaskEntity } from '../../src/dispatcher/tasks/task.entity';
@@ -87,6 +88,27 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     expect(finished).toMatchObject({ status: 'completed', exitCode: 0, resultKey: 'results/x/r.json', finishedAt: expect.any(Date) });
     const outbox = await db.getRepository(CallbackOutboxEntity).findOneByOrFail({ taskId: task.taskId! });
     expect(JSON.parse(outbox.body)).toMatchObject({ status: 'completed', exit_code: 0, result_key: 'results/x/r.json' });
+  });
+
+  it('moves a checked-back task to its final state and writes its callback in one statement, the body the stored row makes', async () => {
+    const task = makeTask({ status: 'running' });
+    await tasks.insertIfAbsent(task);
+    const patch = { exitCode: 1, resultKey: '', resultMetadata: { zeta: 1, id: 'r-1', nested: { bb: [{ yy: 2, x: 1 }], a: null }, é: 'ü' }, errorMessage: 'It broke.' };
+    let finished: TaskEntity | null = null;
+    const statements = await log.during(async () => (finished = await tasks.transition(task.taskId!, 'failed', patch)));
+    expect(statements).toHaveLength(1);
+    const stored = (await tasks.findById(task.taskId!))!;
+    expect(finished).toEqual(stored);
+    expect(stored).toMatchObject({ status: 'failed', exitCode: 1, errorMessage: 'It broke.', resultMetadata: patch.resultMetadata, finishedAt: expect.any(Date) });
+    const outbox = await db.getRepository(CallbackOutboxEntity).findOneByOrFail({ taskId: task.taskId! });
+    // Byte for byte what the row read back gives (jsonb's key order), as a transaction's insert wrote it.
+    expect(outbox.body).toBe(callbackBody(stored));
+    expect(outbox).toMatchObject({ state: 'pending', attempts: 0 });
+
+    // A lost race moves nothing and queues nothing more.
+    expect(await tasks.transition(task.taskId!, 'completed', { ...patch, exitCode: 0, errorMessage: null })).toBeNull();
+    expect(await db.getRepository(CallbackOutboxEntity).countBy({ taskId: task.taskId! })).toBe(1);
+    expect((await tasks.findById(task.taskId!))!.status).toBe('failed');
   });
 
   it('claims whole rows in arrival order and records the runtime ref in one statement that tells the status', async () => {

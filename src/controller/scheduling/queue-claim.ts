@@ -145,35 +145,28 @@ export class QueueClaim {
     );
   }
 
-  /** Claims the chosen tasks for `leaseSeconds`, each holding the slot of the dispatcher chosen for it. */
+  /**
+   * Claims the chosen tasks for `leaseSeconds`, each holding the slot of the dispatcher chosen
+   * for it, and moves each priority's virtual time to the largest turn this claim took
+   * (QueueClock), in one statement.
+   */
   private async take(manager: EntityManager, chosen: Map<string, string | null>, leaseSeconds: number): Promise<Task[]> {
     if (chosen.size === 0) return [];
-    const [rows] = (await manager.query(
-      `UPDATE ${TASKS} t SET dispatch_claimed_until = now() + make_interval(secs => $3), dispatcher_guid = v.dispatcher_guid
-       FROM unnest($1::uuid[], $2::uuid[]) AS v(guid, dispatcher_guid)
-       WHERE t.guid = v.guid AND t.status = 'pending'
-       RETURNING t.*`,
+    const rows: Record<string, unknown>[] = await manager.query(
+      `WITH taken AS (
+         UPDATE ${TASKS} t SET dispatch_claimed_until = now() + make_interval(secs => $3), dispatcher_guid = v.dispatcher_guid
+         FROM unnest($1::uuid[], $2::uuid[]) AS v(guid, dispatcher_guid)
+         WHERE t.guid = v.guid AND t.status = 'pending'
+         RETURNING t.*),
+       clock AS (
+         INSERT INTO "controller"."queue_clock" (priority, now_tag) SELECT priority, max(fair_tag) FROM taken GROUP BY priority
+         ON CONFLICT (priority) DO UPDATE SET now_tag = GREATEST(queue_clock.now_tag, EXCLUDED.now_tag))
+       SELECT * FROM taken`,
       [[...chosen.keys()], [...chosen.values()], leaseSeconds],
-    )) as [Record<string, unknown>[], number];
-    await this.advanceClock(manager, rows);
+    );
     const order = [...chosen.keys()];
     const metadata = this.db.getMetadata(Task);
     return rows.map((row) => hydrate<Task>(this.db, metadata, row)).sort((a, b) => order.indexOf(a.guid) - order.indexOf(b.guid));
-  }
-
-  /** Moves each priority's virtual time to the largest turn this claim took (QueueClock). */
-  private async advanceClock(manager: EntityManager, rows: Record<string, unknown>[]): Promise<void> {
-    const latest = new Map<number, number>();
-    for (const row of rows) {
-      const priority = Number(row.priority);
-      latest.set(priority, Math.max(latest.get(priority) ?? 0, Number(row.fair_tag)));
-    }
-    if (latest.size === 0) return;
-    await manager.query(
-      `INSERT INTO "controller"."queue_clock" (priority, now_tag) SELECT * FROM unnest($1::int[], $2::float8[])
-       ON CONFLICT (priority) DO UPDATE SET now_tag = GREATEST(queue_clock.now_tag, EXCLUDED.now_tag)`,
-      [[...latest.keys()], [...latest.values()]],
-    );
   }
 }
 

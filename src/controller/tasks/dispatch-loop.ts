@@ -42,6 +42,8 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
   private notedSince: Date | null = null;
   private idleWake?: NodeJS.Timeout;
   private readonly inFlight = new Set<Promise<void>>();
+  /** A round stopped claiming because BATCHES_IN_FLIGHT were under way: the next batch to end starts a round. */
+  private waitingForRoom = false;
 
   constructor(
     private readonly tasks: TasksRepository,
@@ -106,12 +108,15 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       this.start(batch);
       if (batch.length < size) return;
     }
+    this.waitingForRoom = true;
   }
 
   /**
    * Sends a batch without holding up the loop: a dispatcher that answers slowly delays its
-   * own tasks, not the next batch. When the batch is done its claims end and the loop looks
-   * again (a full loop stopped claiming until a batch finished).
+   * own tasks, not the next batch. When the batch is done its claims end, and the loop looks
+   * again if it had stopped claiming for want of room; otherwise the round that sent it
+   * already found the queue drained, and what comes next (a task stored, a slot freed by a
+   * callback, a retry due) wakes a round of its own.
    */
   private start(batch: Task[]): void {
     const work: Promise<void> = this.dispatch.dispatchBatch(batch)
@@ -120,6 +125,8 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not end the claims of a batch; their lease ends them'))
       .finally(() => {
         this.inFlight.delete(work);
+        if (!this.waitingForRoom) return;
+        this.waitingForRoom = false;
         this.loop.kick();
       });
     this.inFlight.add(work);

@@ -87,10 +87,11 @@ export class AgentService {
       if (current.status === dto.status && (current.resultKey ?? '') === (dto.result_key ?? '')) return;
       throw DomainError.conflict(`Task ${id} is ${current.status}; check-back ${dto.status} refused.`, { status: current.status });
     }
-    this.signals.taskFinished();
+    // An agent recorded on this replica has its output stored (at its exit, or storeNow's) before its callback is due.
+    this.signals.taskFinished(finished.runtimeRef !== null && this.runtimes.reaches(finished));
     this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
     void this.taskLogs.storeNow(finished);
-    setTimeout(() => void this.runtimes.stopAndRemove(finished), EXIT_GRACE_MS).unref();
+    setTimeout(() => void this.runtimes.stopAndRemoveFinished(finished), EXIT_GRACE_MS).unref();
   }
 
   /** The task's brief and the skill packages pinned on it: the objects an agent may read. */

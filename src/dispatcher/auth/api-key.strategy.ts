@@ -27,11 +27,15 @@ export class ApiKeyStrategy extends PassportStrategy(CustomStrategy, 'dispatcher
   }
 
   validate(request: Request): ApiKeyCaller {
-    const given = request.header('x-api-key');
-    if (!given) throw new DomainError('not_authenticated', 'X-API-Key header is required.', { headers: API_KEY_CHALLENGE });
-    if (!secretsEqual(given, this.config.apiKey)) {
-      throw new DomainError('authentication_failed', 'X-API-Key is not valid.', { headers: API_KEY_CHALLENGE });
-    }
-    return { kind: 'controller' };
+    return apiKeyCaller(request.header('x-api-key'), this.config.apiKey);
   }
+}
+
+/** The check itself, for the strategy and for the hot lane's task intake (which has no Express request). */
+export function apiKeyCaller(given: string | undefined, apiKey: string): ApiKeyCaller {
+  if (!given) throw new DomainError('not_authenticated', 'X-API-Key header is required.', { headers: API_KEY_CHALLENGE });
+  if (!secretsEqual(given, apiKey)) {
+    throw new DomainError('authentication_failed', 'X-API-Key is not valid.', { headers: API_KEY_CHALLENGE });
+  }
+  return { kind: 'controller' };
 }

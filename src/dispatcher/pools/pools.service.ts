@@ -61,7 +61,8 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.runtimes.onAfterRemove((runtimeKey) => this.agents.retire(runtimeKey).then(() => undefined));
+    // A task's own agent has no pool row to retire: no statement for it.
+    this.runtimes.onAfterRemove((runtimeKey, poolAgent) => (poolAgent ? this.agents.retire(runtimeKey).then(() => undefined) : Promise.resolve()));
     if (this.pools.length === 0 && this.config.warmPools.length === 0) return;
     await this.adopt().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not take up the pool agents of the last run'));
     this.timer = setInterval(() => this.refills.kick(), REFILL_TICK_MS);

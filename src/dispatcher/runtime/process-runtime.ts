@@ -138,7 +138,10 @@ export class ProcessRuntime implements RuntimeBackend {
   async remove(taskId: string, _ref?: string): Promise<void> {
     this.exitWaiters.delete(taskId);
     await this.spawner.request({ op: 'forget', taskId });
-    if (!(await this.known(taskId))) await fs.rm(exitFileOf(this.logDir, taskId), { force: true });
+    // One unlink (rm's force looks the path up first): the exit file is a plain file, or gone.
+    if (!(await this.known(taskId))) await fs.unlink(exitFileOf(this.logDir, taskId)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'ENOENT') throw error;
+    });
   }
 
   async listManaged(): Promise<ManagedAgent[]> {

@@ -3,11 +3,12 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { RUNTIME_BACKENDS, RuntimeBackend } from './runtime';
 import { runtimeKeyOf } from '../tasks/task.entity';
+import { RecentKeys } from '../../shared/state/recent-keys';
 
 /** Runs between an agent's stop and its removal, while its output can still be read. */
 export type BeforeRemove = (backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string) => Promise<void>;
-/** Runs once an agent is stopped and removed, with its key in the runtime. */
-export type AfterRemove = (runtimeKey: string) => Promise<void>;
+/** Runs once an agent is stopped and removed, with its key in the runtime; `poolAgent` false when it was a task's own (cold) agent. */
+export type AfterRemove = (runtimeKey: string, poolAgent: boolean) => Promise<void>;
 
 export interface AgentOfTask {
   taskId: string;
@@ -29,6 +30,12 @@ export class RuntimeRegistry implements OnApplicationShutdown {
   private closing = false;
   private readonly byName: Map<string, RuntimeBackend>;
   private readonly stopping = new Map<string, Promise<void>>();
+  /**
+   * Agents this process removed lately: the check-back's removal after its grace is skipped
+   * for an agent already removed when it exited (each removal stores the output, asks the
+   * runtime and writes the database again). Far more than a grace's worth of removals.
+   */
+  private readonly removed = new RecentKeys(10_000);
   private beforeRemove: BeforeRemove = async () => undefined;
   private afterRemove: AfterRemove = async () => undefined;
 
@@ -76,10 +83,23 @@ export class RuntimeRegistry implements OnApplicationShutdown {
     const key = `${backend.name}/${task.runtimeRef}`;
     let stopping = this.stopping.get(key);
     if (!stopping) {
-      stopping = this.stopAndRemoveOnce(backend, task.taskId, runtimeKeyOf(task), task.runtimeRef).finally(() => this.stopping.delete(key));
+      // A task entity says whether its agent is a pool's (a partial one, from a runtime's list, may not know).
+      const poolAgent = task.poolAgentId !== null;
+      stopping = this.stopAndRemoveOnce(backend, task.taskId, runtimeKeyOf(task), task.runtimeRef, poolAgent).finally(() => this.stopping.delete(key));
       this.stopping.set(key, stopping);
     }
     return stopping;
+  }
+
+  /**
+   * The same, unless this process already removed this agent of this final task: for the
+   * removals that follow a task's end (its exit applied, the check-back's after its grace,
+   * the stray sweep's), whichever comes first does the work. A final task's agent is never
+   * started again, so the key cannot name a newer agent.
+   */
+  stopAndRemoveFinished(task: AgentOfTask): Promise<void> {
+    if (task.runtimeBackend && task.runtimeRef && this.removed.has(removedKey(task.runtimeBackend, task.runtimeRef, task.taskId))) return Promise.resolve();
+    return this.stopAndRemove(task);
   }
 
   onApplicationShutdown(): void {
@@ -105,14 +125,19 @@ export class RuntimeRegistry implements OnApplicationShutdown {
     }
   }
 
-  private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, runtimeKey: string, ref: string): Promise<void> {
+  private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, runtimeKey: string, ref: string, poolAgent: boolean): Promise<void> {
     try {
       if (!(await this.stopConfirmed(backend, runtimeKey, ref))) return;
       await this.beforeRemove(backend, taskId, ref, runtimeKey).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not store the agent output'));
       await backend.remove(runtimeKey, ref);
-      await this.afterRemove(runtimeKey).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not record the agent removed'));
+      this.removed.add(removedKey(backend.name, ref, taskId));
+      await this.afterRemove(runtimeKey, poolAgent).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not record the agent removed'));
     } catch (error) {
       this.logger.warn({ taskId, err: error }, 'Could not stop or remove the agent');
     }
   }
+}
+
+function removedKey(backend: string, ref: string, taskId: string): string {
+  return `${backend}/${ref}/${taskId}`;
 }

@@ -103,6 +103,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * `starting`), so the next round may claim again at once, within the limit.
    */
   private async startPending(): Promise<void> {
+    if (!(await this.tasks.hasClaimable(this.config.maxConcurrentTasks))) return;
     const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks, this.config.dispatcherInstance);
     for (const task of claimed) this.startTracked(task);
   }
@@ -332,7 +333,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
 
   private async apply(task: TaskEntity, state: AgentState): Promise<void> {
     if (isFinal(task.status)) {
-      if (state.phase === 'exited' || state.phase === 'gone') await this.runtimes.stopAndRemove(task);
+      // The stray sweep may have removed it already, before this state was applied.
+      if (state.phase === 'exited' || state.phase === 'gone') await this.runtimes.stopAndRemoveFinished(task);
       return;
     }
     if (task.status === 'pending') return;
@@ -365,7 +367,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         const stray = poolAgent?.state === 'gone' || (task ? isFinal(task.status) : options.unknownToo);
         if (stray) {
           this.logger.log({ taskId: agent.taskId, ref: agent.ref }, 'Removing an agent of a finished or unknown task');
-          await this.runtimes.stopAndRemove({ taskId: agent.taskId, runtimeBackend: backend.name, runtimeRef: agent.ref });
+          // Unless its exit, applied meanwhile, removed it: the runtime's list may be older than that.
+          await this.runtimes.stopAndRemoveFinished({ taskId: agent.taskId, runtimeBackend: backend.name, runtimeRef: agent.ref });
         }
       }
     }

@@ -6,6 +6,7 @@ import { OBJECT_STORAGE, ObjectStorage, readAll } from '../../shared/storage/obj
 import { lastLines } from '../runtime/output-tail';
 import { RuntimeBackend } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
+import { RecentKeys } from '../../shared/state/recent-keys';
 import { isFinal, TaskStatus } from './task-state';
 import { SharedLogFollows } from './shared-log-follows';
 import { TaskSignals } from './task-signals';
@@ -27,6 +28,8 @@ const FOLLOW_POLL_MS = 1000;
 export class TaskLogs implements OnModuleInit {
   private readonly logger = new Logger('TaskLogs');
   private readonly storing = new Map<string, Promise<void>>();
+  /** Tasks whose final output this process stored lately: the check-back's later look at `logs_stored_at` is not needed for them. */
+  private readonly storedHere = new RecentKeys(10_000);
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -63,6 +66,7 @@ export class TaskLogs implements OnModuleInit {
     const text = await backend.logs(runtimeKey, ref).catch((error: unknown) => `(the agent's output could not be read: ${error instanceof Error ? error.message : String(error)})\n`);
     await this.storage.put(logsKeyOf(taskId), Buffer.from(text, 'utf8'), { contentType: 'text/plain; charset=utf-8' });
     await this.db.query(`UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1`, [taskId]);
+    this.storedHere.add(taskId);
     this.signals.deliver.next();
   }
 
@@ -75,6 +79,7 @@ export class TaskLogs implements OnModuleInit {
     const backend = this.runtimes.get(task.runtimeBackend);
     if (!backend || !task.runtimeRef || !this.runtimes.reaches(task)) return;
     await sleep(CHECKBACK_STORE_AFTER_MS, undefined, { ref: false });
+    if (this.storedHere.has(task.taskId)) return;
     try {
       const [row] = (await this.db.query(`SELECT logs_stored_at FROM "dispatcher"."tasks" WHERE task_id = $1`, [task.taskId])) as { logs_stored_at: Date | null }[];
       if (row && !row.logs_stored_at) await this.store(backend, task.taskId, task.runtimeRef, runtimeKeyOf(task));

@@ -12,8 +12,13 @@ export class TaskSignals {
   /** The controller answers again after an outage: callbacks waiting out a backoff may go now. */
   readonly controllerBack = new Subject<void>();
 
-  taskFinished(): void {
+  /**
+   * A task ended: its slot is free, and its callback may be due. `outputToStore`: its agent's
+   * output is still to be stored here, and the callback waits for that store, which wakes
+   * delivery itself (a round now would find nothing due).
+   */
+  taskFinished(outputToStore = false): void {
     this.schedule.next();
-    this.deliver.next();
+    if (!outputToStore) this.deliver.next();
   }
 }

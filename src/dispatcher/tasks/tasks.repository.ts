@@ -7,6 +7,8 @@ import { callbackBody } from '../callbacks/callback-body';
 import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from './task-state';
 import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
+import { inJsonbOrder } from '../../shared/database/jsonb-order';
+import { runPrepared } from '../../shared/database/statements';
 
 const TASKS = '"dispatcher"."tasks"';
 
@@ -23,6 +25,16 @@ const CLAIM_LOCK = 710_000_001;
 
 export type TaskPatch = Partial<Pick<TaskEntity,
   'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage' | 'runtimeRef' | 'runtimeBackend' | 'logsStoredAt'>>;
+
+type SettledOutcome = Pick<TaskEntity, 'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage'>;
+
+/** The callback's fields when the patch sets them all and the status alone does not change them (a cancel reads the row's metadata). */
+function settledOutcome(to: TaskStatus, patch: TaskPatch): SettledOutcome | null {
+  if (to === 'cancelled') return null;
+  const { exitCode, resultKey, resultMetadata, errorMessage } = patch;
+  if (exitCode === undefined || resultKey === undefined || resultMetadata === undefined || errorMessage === undefined) return null;
+  return { exitCode, resultKey, resultMetadata, errorMessage };
+}
 
 /** Every query of the tasks table that is more than a find, and every state change. */
 @Injectable()
@@ -68,16 +80,42 @@ export class TasksRepository {
   transition(taskId: string, to: TaskStatus, patch: TaskPatch = {}, within?: EntityManager): Promise<TaskEntity | null> {
     // A move to a live state is one statement; only a final one has an outbox row to write with it.
     if (!isFinal(to)) return this.move(within ?? this.db.manager, taskId, to, patch);
+    const settled = within ? null : settledOutcome(to, patch);
+    if (settled) return this.finishInOneStatement(taskId, to, settled).then((task) => this.counted(task, to));
     const finish = async (manager: EntityManager) => {
       const task = await this.move(manager, taskId, to, patch);
       if (task) await this.enqueueCallback(manager, task);
       return task;
     };
     const moved = within ? finish(within) : this.db.transaction(finish);
-    return moved.then((task) => {
-      if (task) tasksFinished.inc({ outcome: to });
-      return task;
-    });
+    return moved.then((task) => this.counted(task, to));
+  }
+
+  private counted(task: TaskEntity | null, to: TaskStatus): TaskEntity | null {
+    if (task) tasksFinished.inc({ outcome: to });
+    return task;
+  }
+
+  /**
+   * A final move whose patch names every field of the callback (a check-back's) writes the
+   * task and its outbox row in one statement instead of a transaction of four: the body is
+   * known before the row moves, and the insert sees only the row the update returned.
+   */
+  private async finishInOneStatement(taskId: string, to: TaskStatus, outcome: SettledOutcome): Promise<TaskEntity | null> {
+    // The metadata as the row will give it back (jsonb's key order), so the body is the one the row would make.
+    const resultMetadata = outcome.resultMetadata === null ? null : inJsonbOrder(outcome.resultMetadata);
+    const body = callbackBody({ status: to, ...outcome, resultMetadata } as TaskEntity);
+    const rows: Record<string, unknown>[] = await this.db.query(
+      `WITH moved AS (
+         UPDATE ${TASKS} SET status = $2, exit_code = $3, result_key = $4, result_metadata = $5::jsonb, error_message = $6, finished_at = now()
+         WHERE task_id = $1 AND status = ANY($7) RETURNING *),
+       queued AS (
+         INSERT INTO "dispatcher"."callback_outbox" (task_id, body, state, attempts, next_attempt_at)
+         SELECT task_id, $8, 'pending', 0, now() FROM moved ON CONFLICT DO NOTHING)
+       SELECT * FROM moved`,
+      [taskId, to, outcome.exitCode, outcome.resultKey, resultMetadata === null ? null : JSON.stringify(resultMetadata), outcome.errorMessage, sourcesOf(to), body],
+    );
+    return this.firstTask(rows);
   }
 
   private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch): Promise<TaskEntity | null> {
@@ -94,6 +132,22 @@ export class TasksRepository {
     await manager.createQueryBuilder().insert().into(CallbackOutboxEntity)
       .values({ taskId: task.taskId, body: callbackBody(task), state: 'pending', attempts: 0, nextAttemptAt: () => 'now()' })
       .orIgnore().execute();
+  }
+
+  /**
+   * Whether a start round has anything to claim: a pending task, and fewer than `capacity`
+   * active. One lock-free read: most rounds (the timer's, a task's end) find nothing, and
+   * the claim's transaction, lock and statement are then spared. A task stored or ended
+   * after this read wakes a round of its own.
+   */
+  async hasClaimable(capacity: number): Promise<boolean> {
+    const [row] = await runPrepared<{ claimable: boolean }>(
+      this.db,
+      `SELECT EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending')
+              AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1 AS claimable`,
+      [capacity, ACTIVE_STATUSES],
+    );
+    return row.claimable;
   }
 
   /**
