@@ -33,7 +33,7 @@ const EXPECTED_RULES = {
   '/pods/log': 'get',
   '/secrets': 'create,delete',
   '/events': 'list',
-  'networking.k8s.io/networkpolicies': 'create,delete,list,patch',
+  'networking.k8s.io/networkpolicies': 'create,delete,list,patch,watch',
 };
 
 const DB = 'database.url=postgresql://tasks@db:5432/tasks';
