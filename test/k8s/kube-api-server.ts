@@ -79,8 +79,8 @@ export class KubeApiServer {
   readonly namespaces: Set<string>;
   private readonly faults: Fault[] = [];
   private readonly delays: Delay[] = [];
-  private readonly watches = new Set<http.ServerResponse>();
-  private goneWatches = 0;
+  private readonly watches = new Map<http.ServerResponse, Resource>();
+  private readonly goneWatches = new Map<Resource, number>();
   /** How many watches were answered 410 Gone. */
   expiredWatches = 0;
   private readonly muted = new WeakSet<http.ServerResponse>();
@@ -176,22 +176,24 @@ export class KubeApiServer {
 
   /** Every open watch stream goes silent (no event, no bookmark) but stays open: a half-dead connection. */
   muteWatches(): void {
-    for (const res of this.watches) this.muted.add(res);
+    for (const res of this.watches.keys()) this.muted.add(res);
   }
 
   /** Cuts every open watch stream mid-flight. */
   dropWatches(): void {
-    for (const res of this.watches) res.destroy();
+    for (const res of this.watches.keys()) res.destroy();
     this.watches.clear();
   }
 
-  /** The next `count` watches answer the ERROR event 410 Gone (resourceVersion too old). */
-  expireNextWatches(count: number): void {
-    this.goneWatches += count;
+  /** The next `count` watches of each named resource answer the ERROR event 410 Gone (resourceVersion too old). */
+  expireNextWatches(count: number, ...resources: Resource[]): void {
+    for (const resource of resources) this.goneWatches.set(resource, (this.goneWatches.get(resource) ?? 0) + count);
   }
 
-  get openWatches(): number {
-    return this.watches.size;
+  /** Watches open now, of the named resources only when some are named. */
+  openWatches(...resources: Resource[]): number {
+    if (resources.length === 0) return this.watches.size;
+    return [...this.watches.values()].filter((resource) => resources.includes(resource)).length;
   }
 
   /** Writes answered so far (any status but 429), by verb and resource: `create jobs`, `patch jobs`, `delete secrets`; of one namespace when named. */
@@ -415,14 +417,15 @@ export class KubeApiServer {
     res.flushHeaders();
     const send = (type: string, object: unknown) => this.muted.has(res) || res.write(`${JSON.stringify({ type, object })}\n`);
     const tooOld = from && from !== '0' && Number(from) < this.store.compactedRevision;
-    if (this.goneWatches > 0 || tooOld) {
-      if (this.goneWatches > 0) this.goneWatches -= 1;
+    const gone = this.goneWatches.get(resource) ?? 0;
+    if (gone > 0 || tooOld) {
+      if (gone > 0) this.goneWatches.set(resource, gone - 1);
       this.expiredWatches += 1;
       send('ERROR', { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `too old resource version: ${from} (${this.store.compactedRevision})`, reason: 'Expired', code: 410 });
       res.end();
       return;
     }
-    this.watches.add(res);
+    this.watches.set(res, resource);
     if (!from || from === '0') {
       for (const object of this.store.list(resource, query)) send('ADDED', object);
     } else {

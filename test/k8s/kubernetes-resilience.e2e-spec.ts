@@ -24,13 +24,13 @@ describe('Kubernetes backend when the API server misbehaves', () => {
     await server.close();
   });
 
-  /** A backend with one submitted agent, both of its watches open, and the Job lists so far. */
+  /** A backend with one submitted agent, its Job and pod watches open, and the Job lists so far. */
   async function submittedAndWatched() {
     const under = start();
     const spec = makeSpec();
     await under.backend.submit(spec);
     await under.backend.synced();
-    await waitFor(() => server.openWatches === 2, 3000, 'both watches');
+    await waitFor(() => server.openWatches('jobs', 'pods') === 2, 3000, 'both watches');
     return { under, spec, listsBefore: server.requests.filter(isJobList).length };
   }
 
@@ -41,7 +41,7 @@ describe('Kubernetes backend when the API server misbehaves', () => {
     const spec = makeSpec();
     await under.backend.submit(spec);
     await under.backend.synced();
-    await waitFor(() => server.openWatches === 2, 3000, 'both watches');
+    await waitFor(() => server.openWatches('jobs', 'pods') === 2, 3000, 'both watches');
     await new Promise((resolve) => setTimeout(resolve, 1500));
     // Bookmarks keep a quiet watch alive: nothing restarted so far.
     expect(server.requests.filter(isJobWatch)).toHaveLength(0);
@@ -57,7 +57,7 @@ describe('Kubernetes backend when the API server misbehaves', () => {
     server.dropWatches();
     server.jobs.run('default', jobName(spec.taskId));
     await under.waitForPhase(spec.taskId, 'running');
-    await waitFor(() => server.openWatches === 2, 3000, 'the watches to come back');
+    await waitFor(() => server.openWatches('jobs', 'pods') === 2, 3000, 'the watches to come back');
     expect(server.requests.filter(isJobList).length).toBeGreaterThan(listsBefore);
     server.jobs.finish('default', jobName(spec.taskId), { exitCode: 0 });
     await under.waitForPhase(spec.taskId, 'exited');
@@ -80,7 +80,7 @@ describe('Kubernetes backend when the API server misbehaves', () => {
 
   it('re-lists after 410 Gone and sees what changed while it was away', async () => {
     const { under, spec, listsBefore } = await submittedAndWatched();
-    server.expireNextWatches(2);
+    server.expireNextWatches(1, 'jobs', 'pods');
     server.store.compact();
     server.dropWatches();
     server.jobs.run('default', jobName(spec.taskId));
@@ -88,7 +88,7 @@ describe('Kubernetes backend when the API server misbehaves', () => {
     expect(await under.waitForPhase(spec.taskId, 'exited')).toMatchObject({ exitCode: 4 });
     // One re-list for the dropped stream, one for the 410 that answered the resumed watch.
     await waitFor(() => server.requests.filter(isJobList).length >= listsBefore + 2, 3000, 'two re-lists');
-    await waitFor(() => server.openWatches === 2, 3000, 'the watches to come back');
+    await waitFor(() => server.openWatches('jobs', 'pods') === 2, 3000, 'the watches to come back');
   });
 
   it('after a restart lists its Jobs by label, adopts the running ones and lets unknown ones be deleted', async () => {

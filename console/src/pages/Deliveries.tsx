@@ -14,8 +14,9 @@ export function Deliveries({ credential }: { credential: Credential }) {
     setError('');
     try {
       const answer = await api<any>(credential, `webhooks/deliveries/${id}/replay/`, { method: 'POST', body: '{}' });
-      setMessage(`Replayed as ${answer.delivery}: ${answer.status}${answer.task_guid ? `, task ${answer.task_guid.slice(0, 8)}` : ''}`);
+      // The list is fetched first, so the notice never names a delivery the table does not show yet.
       await load();
+      setMessage(`Replayed as ${answer.delivery}: ${answer.status}${answer.task_guid ? `, task ${answer.task_guid.slice(0, 8)}` : ''}`);
     } catch (failure) {
       setError((failure as Error).message);
     }
