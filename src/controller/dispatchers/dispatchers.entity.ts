@@ -48,7 +48,7 @@ export class Dispatcher {
   reportedState: string;
 
   /** The dispatcher's warm pools as its last heartbeat reported them. */
-  @Column({ name: 'warm_pools', type: 'jsonb', default: () => "'[]'::jsonb" })
+  @Column({ name: 'warm_pools', type: 'jsonb', default: () => "'[]'" })
   warmPools: WarmPoolState[];
 
   @Column({ name: 'last_heartbeat_at', type: 'timestamptz', nullable: true })
