@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -47,6 +48,8 @@ export class KubeApi {
   readonly networking: NetworkingV1Api;
   private readonly logger = new Logger('KubernetesApi');
   private closed = false;
+  /** Set inside `urgently`: the calls made there take the rate limiter's urgent lane. */
+  private readonly lane = new AsyncLocalStorage<'urgent'>();
 
   constructor(readonly kubeConfig: KubeConfig, private readonly limiter: TokenBucket, private readonly retry: RetryPolicy = DEFAULT_RETRY) {
     this.batch = kubeConfig.makeApiClient(BatchV1Api);
@@ -57,7 +60,7 @@ export class KubeApi {
   /** Runs one API call; 429, 5xx and connection resets are retried with backoff, honouring Retry-After. */
   async call<T>(what: string, request: () => Promise<T>, retry: RetryPolicy = this.retry): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
-      await this.limiter.take();
+      await this.limiter.take(this.lane.getStore() ?? 'ordinary');
       try {
         return await request();
       } catch (error) {
@@ -69,6 +72,14 @@ export class KubeApi {
         await sleep(Math.min(delay, retry.maxDelayMs), true);
       }
     }
+  }
+
+  /**
+   * Runs `work` with every API call it makes, however deep, on the rate limiter's urgent lane:
+   * for calls someone is waiting on now (a warm pod readied before its claim is answered).
+   */
+  urgently<T>(work: () => Promise<T>): Promise<T> {
+    return this.lane.run('urgent', work);
   }
 
   /** The backend is shutting down: calls still in flight give up instead of retrying. */

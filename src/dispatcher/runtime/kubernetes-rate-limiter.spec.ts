@@ -37,6 +37,24 @@ describe('TokenBucket (KUBE_API_QPS, KUBE_API_BURST)', () => {
     expect(sum).toBeGreaterThanOrEqual(0.25);
   });
 
+  it('serves urgent calls before waiting ordinary ones, and keeps a tenth of the burst for them', async () => {
+    const bucket = new TokenBucket(20, 10);
+    expect(bucket.reserve).toBe(1);
+    const order: string[] = [];
+    // Nine ordinary calls go at once; the tenth token is the urgent lane's.
+    const ordinary = Array.from({ length: 12 }, (_, i) => bucket.take().then(() => order.push(`ordinary-${i}`)));
+    await Promise.resolve();
+    expect(order).toHaveLength(9);
+    const urgentAt = performance.now();
+    await bucket.take('urgent');
+    order.push('urgent-0');
+    expect(performance.now() - urgentAt).toBeLessThan(20);
+    // Queued behind three ordinary waiters, an urgent call still goes first.
+    const late = bucket.take('urgent').then(() => order.push('urgent-1'));
+    await Promise.all([...ordinary, late]);
+    expect(order.slice(9)).toEqual(['urgent-0', 'urgent-1', 'ordinary-9', 'ordinary-10', 'ordinary-11']);
+  });
+
   it('refuses a rate or burst that could never serve a request', () => {
     expect(() => new TokenBucket(0, 10)).toThrow(/qps > 0/);
     expect(() => new TokenBucket(5, 0)).toThrow(/burst >= 1/);

@@ -21,39 +21,75 @@ interface Waiter {
   since: number;
 }
 
+/** A first-in, first-out queue of waiters that drops what it served without copying on each take. */
+class WaiterQueue {
+  private items: Waiter[] = [];
+  private head = 0;
+
+  get length(): number {
+    return this.items.length - this.head;
+  }
+
+  push(waiter: Waiter): void {
+    this.items.push(waiter);
+  }
+
+  shift(): Waiter {
+    const waiter = this.items[this.head++];
+    if (this.head === this.items.length) {
+      this.items = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+    return waiter;
+  }
+}
+
 /**
  * Client-side request rate limit, as client-go's QPS and burst (its flowcontrol token
  * bucket): `burst` requests may go at once, then `qps` a second. Requests over the rate
  * wait in arrival order; a wait is never a failure. One timer serves the whole queue,
  * whatever its length.
+ *
+ * Two lanes share the bucket. `urgent` is for calls someone is waiting on now (a warm pod
+ * readied for its claim); such calls are served before any ordinary waiter, and a tenth of
+ * the burst is kept for them: ordinary calls (Job submissions, a pool's refill) never take
+ * the bucket below that reserve, so a refill of many pods cannot make a claim wait out its
+ * whole queue. Over time both lanes together never exceed `qps`.
  */
 export class TokenBucket {
   private tokens: number;
   private last = performance.now();
-  private queue: Waiter[] = [];
-  private head = 0;
+  private readonly urgent = new WaiterQueue();
+  private readonly ordinary = new WaiterQueue();
   private timer: NodeJS.Timeout | undefined;
+  /** Tokens only the urgent lane may take. */
+  readonly reserve: number;
 
   constructor(readonly qps: number, readonly burst = Math.max(1, qps * 2)) {
     if (!(qps > 0) || !(burst >= 1)) throw new Error(`a token bucket needs qps > 0 and burst >= 1 (got ${qps}, ${burst})`);
     this.tokens = burst;
+    this.reserve = Math.floor(burst / 10);
   }
 
-  /** Requests waiting for a token. */
+  /** Requests waiting for a token, in both lanes. */
   get waiting(): number {
-    return this.queue.length - this.head;
+    return this.urgent.length + this.ordinary.length;
   }
 
-  /** Resolves when the caller may send one request; callers are served in order. */
-  take(): Promise<void> {
+  /** Resolves when the caller may send one request; callers of a lane are served in order, urgent ones first. */
+  take(lane: 'ordinary' | 'urgent' = 'ordinary'): Promise<void> {
     this.refill();
-    if (this.waiting === 0 && this.tokens >= 1) {
+    const free = lane === 'urgent' ? this.urgent.length === 0 && this.tokens >= 1 : this.waiting === 0 && this.tokens >= 1 + this.reserve;
+    if (free) {
       this.tokens -= 1;
       kubeApiLimiterWait.observe(0);
       return Promise.resolve();
     }
     return new Promise((resolve) => {
-      this.queue.push({ resolve, since: performance.now() });
+      (lane === 'urgent' ? this.urgent : this.ordinary).push({ resolve, since: performance.now() });
       kubeApiQueueDepth.inc();
       this.schedule();
     });
@@ -65,9 +101,14 @@ export class TokenBucket {
     this.last = now;
   }
 
+  /** Tokens the next waiter needs: one for an urgent waiter, one above the reserve for an ordinary one. */
+  private get needed(): number {
+    return this.urgent.length > 0 ? 1 : 1 + this.reserve;
+  }
+
   private schedule(): void {
     if (this.timer || this.waiting === 0) return;
-    const ms = Math.max(1, Math.ceil(((1 - this.tokens) / this.qps) * 1000));
+    const ms = Math.max(1, Math.ceil(((this.needed - this.tokens) / this.qps) * 1000));
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.release();
@@ -77,19 +118,12 @@ export class TokenBucket {
   private release(): void {
     this.refill();
     const now = performance.now();
-    while (this.waiting > 0 && this.tokens >= 1) {
+    while (this.waiting > 0 && this.tokens >= this.needed) {
       this.tokens -= 1;
-      const waiter = this.queue[this.head++];
+      const waiter = (this.urgent.length > 0 ? this.urgent : this.ordinary).shift();
       kubeApiQueueDepth.dec();
       kubeApiLimiterWait.observe((now - waiter.since) / 1000);
       waiter.resolve();
-    }
-    if (this.waiting === 0) {
-      this.queue = [];
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
-      this.queue = this.queue.slice(this.head);
-      this.head = 0;
     }
     this.schedule();
   }
