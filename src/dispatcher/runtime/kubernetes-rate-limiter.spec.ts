@@ -20,7 +20,8 @@ describe('TokenBucket (KUBE_API_QPS, KUBE_API_BURST)', () => {
     expect(Math.max(...at.slice(0, 5))).toBeLessThan(100);
     // 10 more at 50 a second: the last about 200 ms in.
     expect(at[14]).toBeGreaterThanOrEqual(190);
-    expect(at[14]).toBeLessThan(600);
+    // Bounded well below what client-go's 5 a second would take (2 s), with room for a loaded machine.
+    expect(at[14]).toBeLessThan(1_500);
   });
 
   it('shows its queue and the waits on /metrics', async () => {
