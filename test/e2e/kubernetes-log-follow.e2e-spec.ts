@@ -36,15 +36,21 @@ describe('kubernetes log follows shared per task', () => {
 
   const podLogReads = () => kube.requests.filter((request) => request.path.endsWith('/log')).length;
 
-  it(`opens one pod log follow for ${FOLLOWERS} followers, streams what the agent writes to each, and ends them all when the task ends`, async () => {
-    const { system } = under;
+  /** A Kubernetes task created through the task API, its Job resumed and its pod running with `output` written so far. */
+  async function runningTask(output: string) {
     const request = makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' } });
-    expect((await taskApi(system).create(request)).status).toBe(201);
+    expect((await taskApi(under.system).create(request)).status).toBe(201);
     const job = jobName(request.task_id);
     await waitFor(async () => (kube.store.get('jobs', 'agents', job)?.spec as { suspend?: boolean } | undefined)?.suspend === false, 10_000, 'the Job to be resumed');
-    const agentKey = Buffer.from((kube.store.get('secrets', 'agents', secretName(request.task_id))!.data as Record<string, string>)['agent-key'], 'base64').toString();
     kube.jobs.run('agents', job);
-    kube.jobs.setLogs('agents', job, 'starting\n');
+    kube.jobs.setLogs('agents', job, output);
+    return { request, job };
+  }
+
+  it(`opens one pod log follow for ${FOLLOWERS} followers, streams what the agent writes to each, and ends them all when the task ends`, async () => {
+    const { system } = under;
+    const { request, job } = await runningTask('starting\n');
+    const agentKey = Buffer.from((kube.store.get('secrets', 'agents', secretName(request.task_id))!.data as Record<string, string>)['agent-key'], 'base64').toString();
     expect((await agentApi(system, agentKey).checkin({ task_id: request.task_id })).status).toBe(200);
     await waitForStatus(system, request.task_id, ['running']);
     const readsBefore = podLogReads();
@@ -73,12 +79,7 @@ describe('kubernetes log follows shared per task', () => {
 
   it('writes an empty line after 15 s without output, so proxies keep a quiet follow open', async () => {
     const { system } = under;
-    const request = makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' } });
-    expect((await taskApi(system).create(request)).status).toBe(201);
-    const job = jobName(request.task_id);
-    await waitFor(async () => (kube.store.get('jobs', 'agents', job)?.spec as { suspend?: boolean } | undefined)?.suspend === false, 10_000, 'the Job to be resumed');
-    kube.jobs.run('agents', job);
-    kube.jobs.setLogs('agents', job, 'thinking\n');
+    const { request } = await runningTask('thinking\n');
     const quiet = follow(`${system.dispatcherUrl}/tasks/${request.task_id}/logs?follow=true`, { 'X-API-Key': system.apiKey });
     await waitFor(() => quiet.reader.text === 'thinking\n', 10_000, 'the output so far');
     await new Promise((resolve) => setTimeout(resolve, 12_000));
@@ -90,12 +91,7 @@ describe('kubernetes log follows shared per task', () => {
 
   it('stops the follow stream to the API server once the last follower leaves', async () => {
     const { system } = under;
-    const request = makeTaskRequest({ agent_image: 'registry.example/agents/echo:1', runtime_target: { type: 'kubernetes', namespace: '' } });
-    expect((await taskApi(system).create(request)).status).toBe(201);
-    const job = jobName(request.task_id);
-    await waitFor(async () => (kube.store.get('jobs', 'agents', job)?.spec as { suspend?: boolean } | undefined)?.suspend === false, 10_000, 'the Job to be resumed');
-    kube.jobs.run('agents', job);
-    kube.jobs.setLogs('agents', job, 'hello\n');
+    const { request } = await runningTask('hello\n');
     const opened = kube.logFollowsOpened;
     const followers = [1, 2, 3].map(() => follow(`${system.dispatcherUrl}/tasks/${request.task_id}/logs?follow=true`, { 'X-API-Key': system.apiKey }));
     await waitFor(() => followers.every((f) => f.reader.text === 'hello\n'), 10_000, 'every follower to read the output');
