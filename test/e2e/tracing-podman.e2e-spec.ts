@@ -1,12 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import Docker from 'dockerode';
-import { http } from '../harness/http';
 import { nodeSdkAgentImage } from '../harness/node-agent-image';
 import { exportTo, LoggedServer, OtlpReceiver } from '../harness/otlp';
 import { removeManagedContainers, requireContainerEngine } from '../harness/podman';
 import { testEnv } from '../harness/system';
+import { runTracedWebhookTask } from '../harness/traced-webhook';
 import { waitFor } from '../harness/wait';
-import { makeWorkflow, pushPayload, sendWebhook, signedWebhook } from '../harness/webhooks';
 
 // The server runs from dist/ (the SDK must patch modules before they load): `npm run build` first.
 jest.setTimeout(180_000);
@@ -52,19 +51,7 @@ describe('one trace per task, into an agent in a Podman container', () => {
   });
 
   it('has the SDK\'s check-in, progress and check-back from inside the container under the dispatcher\'s start span', async () => {
-    const auth = { authorization: `Token ${env.API_TOKEN}` };
-    const workflow = makeWorkflow('traced-podman');
-    (workflow.task_template as Record<string, unknown>).agent_image = image;
-    expect((await http('POST', `${url}/api/v1/workflows/`, { headers: auth, json: workflow })).status).toBe(201);
-    const webhook = await signedWebhook('forge', pushPayload(), { secret: 'forge-secret' });
-    webhook.headers.traceparent = `00-${SENDER_TRACE}-${SENDER_SPAN}-01`;
-    const routed = await sendWebhook(url, webhook);
-    expect(routed.status).toBe(200);
-    const guid = routed.body.task_guid as string;
-    const view = await waitFor(async () => {
-      const task = await http('GET', `${url}/api/v1/tasks/${guid}/`, { headers: auth });
-      return ['completed', 'failed'].includes(task.body.status as string) ? task.body : null;
-    }, 120_000, `task ${guid} to finish`);
+    const { guid, view } = await runTracedWebhookTask({ env, url }, { workflowId: 'traced-podman', agentImage: image, traceparent: `00-${SENDER_TRACE}-${SENDER_SPAN}-01`, timeoutMs: 120_000 });
     expect(view).toMatchObject({ status: 'completed', trace_id: SENDER_TRACE });
 
     const spans = await waitFor(async () => {
@@ -82,7 +69,7 @@ describe('one trace per task, into an agent in a Podman container', () => {
     expect(spans.some((span) => span.name === 'close task' && span.attributes['task.status'] === 'completed')).toBe(true);
 
     // The container was started with the start span's context in its environment.
-    expect(await agentOutput(url, auth, guid)).toContain(`TRACEPARENT 00-${SENDER_TRACE}-${starts[0].spanId}-01`);
+    expect(await agentOutput(url, { authorization: `Token ${env.API_TOKEN}` }, guid)).toContain(`TRACEPARENT 00-${SENDER_TRACE}-${starts[0].spanId}-01`);
   });
 });
 

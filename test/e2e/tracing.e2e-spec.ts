@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { http } from '../harness/http';
 import { exportTo, LoggedServer, OtlpReceiver, ReceivedSpan } from '../harness/otlp';
 import { testEnv } from '../harness/system';
+import { runTracedWebhookTask } from '../harness/traced-webhook';
 import { waitFor } from '../harness/wait';
-import { makeWorkflow, pushPayload, sendWebhook, signedWebhook } from '../harness/webhooks';
 
 // The server runs from dist/ (the SDK must patch modules before they load): `npm run build` first.
 jest.setTimeout(120_000);
@@ -29,20 +28,11 @@ async function startServer(settings: Record<string, string>): Promise<Started> {
   return { server: await new LoggedServer(env).start(`${url}/health/`), env, url };
 }
 
-/** Creates the workflow, sends a signed push carrying the sender's traceparent, waits for the task to complete. */
-async function runWebhookTask({ env, url }: Started, workflowId: string): Promise<{ guid: string; view: Record<string, unknown> }> {
-  const auth = { authorization: `Token ${env.API_TOKEN}` };
-  expect((await http('POST', `${url}/api/v1/workflows/`, { headers: auth, json: makeWorkflow(workflowId) })).status).toBe(201);
-  const webhook = await signedWebhook('forge', pushPayload(), { secret: 'forge-secret' });
-  webhook.headers.traceparent = `00-${SENDER_TRACE}-${SENDER_SPAN}-01`;
-  const routed = await sendWebhook(url, webhook);
-  expect(routed.status).toBe(200);
-  const guid = routed.body.task_guid as string;
-  const view = await waitFor(async () => {
-    const task = await http('GET', `${url}/api/v1/tasks/${guid}/`, { headers: auth });
-    return task.body.status === 'completed' ? (task.body as Record<string, unknown>) : null;
-  }, 60_000, `task ${guid} to complete`);
-  return { guid, view };
+/** The routed push's task, sent with the sender's traceparent; it must complete. */
+async function runWebhookTask(started: Started, workflowId: string): Promise<{ guid: string; view: Record<string, unknown> }> {
+  const ran = await runTracedWebhookTask(started, { workflowId, traceparent: `00-${SENDER_TRACE}-${SENDER_SPAN}-01` });
+  expect(ran.view.status).toBe('completed');
+  return ran;
 }
 
 describe('one trace per task, from the webhook to the callback', () => {
