@@ -91,6 +91,23 @@ describe('dispatcher registry', () => {
     expect(Object.keys(invalid.body.errors).sort()).toEqual(['active_tasks', 'capacity', 'dispatcher_guid']);
   });
 
+  it('keeps the warm pools a heartbeat reports, keeps the last report when a heartbeat has none, and refuses a bad one naming the field', async () => {
+    const checkin = await checkInDispatcher(system, registration('pooled'));
+    const guid = checkin.body.dispatcher_guid as string;
+    const pools = [{ name: 'reviewers', backend: 'local', image: 'agent-examples/echo', size: 4, idle: 3, claimed: 1 }];
+    const beat = (json: Record<string, unknown>) => http('POST', url('heartbeat/'), { headers: operator(system), json: { dispatcher_guid: guid, active_tasks: 1, capacity: 8, ...json } });
+    expect((await beat({ warm_pools: pools })).status).toBe(200);
+    expect((await http('GET', url('pooled/'), { headers: operator(system) })).body.warm_pools).toEqual(pools);
+    expect((await beat({})).status).toBe(200);
+    expect((await http('GET', url('pooled/'), { headers: operator(system) })).body.warm_pools).toEqual(pools);
+
+    const refused = await beat({ warm_pools: [{ ...pools[0], size: -1 }] });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('invalid');
+    expect(Object.keys(refused.body.errors).some((field) => field.startsWith('warm_pools'))).toBe(true);
+    expect((await http('GET', url('pooled/'), { headers: operator(system) })).body.warm_pools).toEqual(pools);
+  });
+
   it('answers 404 for an unknown slug', async () => {
     const answer = await http('GET', url('nobody/'), { headers: operator(system) });
     expect(answer.status).toBe(404);
