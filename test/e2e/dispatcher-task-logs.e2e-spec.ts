@@ -66,8 +66,9 @@ describe('dispatcher task logs', () => {
     expect(tail.text).toContain('completed with');
   });
 
-  it('follows a running task until it is final, then ends the stream', async () => {
-    const taskId = await submit({ agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '3' } });
+  it('follows a running task until it is final, then ends the stream with the lines its agent writes after checking back', async () => {
+    // The agent's last line comes 1.5 s after its check-back, when the task is already final.
+    const taskId = await submit({ agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '3', LINGER_MS: '1500' } });
     await waitForStatus(first, taskId, ['running'], 20_000);
     const started = Date.now();
     const response = await fetch(`${first.dispatcherUrl}/tasks/${taskId}/logs?follow=true`, { headers: { 'X-API-Key': first.apiKey } });

@@ -18,6 +18,14 @@ export const logsKeyOf = (taskId: string): string => `logs/${taskId}.txt`;
 const CHECKBACK_STORE_AFTER_MS = 2000;
 /** A follower checks for new output this often. */
 const FOLLOW_POLL_MS = 1000;
+/**
+ * A follow of a final task waits this long at most for its stored output, which holds the
+ * agent's last lines: stored at the agent's stop, or CHECKBACK_STORE_AFTER_MS after a
+ * check-back whose agent does not exit.
+ */
+const FINAL_OUTPUT_WAIT_MS = CHECKBACK_STORE_AFTER_MS + 3000;
+/** While it waits, the follow looks for the stored output this often. */
+const STORED_POLL_MS = 200;
 
 /**
  * A task's output: read from its agent while it runs, and stored in object storage when the
@@ -114,8 +122,12 @@ export class TaskLogs implements OnModuleInit {
     yield lastLines(full, tail);
     let sent = full.length;
     let current: TaskEntity | null = task;
-    while (current && !isFinal(current.status)) {
-      await sleep(FOLLOW_POLL_MS, undefined, { signal });
+    // A final task's last lines can come after its check-back (an agent says goodbye, then
+    // exits): the follow ends with the copy stored at the agent's stop, waited for a while.
+    let lastLinesBy = Infinity;
+    while (current && !this.complete(current, lastLinesBy)) {
+      if (isFinal(current.status) && lastLinesBy === Infinity) lastLinesBy = Date.now() + FINAL_OUTPUT_WAIT_MS;
+      await sleep(isFinal(current.status) ? STORED_POLL_MS : FOLLOW_POLL_MS, undefined, { signal });
       // A poll the database or the engine did not answer (a busy pool) is tried again at the
       // next one: it does not end a follow of a task that is still running.
       const polled = await this.poll(reload);
@@ -126,6 +138,12 @@ export class TaskLogs implements OnModuleInit {
       if (full.length > sent) yield full.slice(sent);
       sent = full.length;
     }
+  }
+
+  /** True once a follow has all of the task's output: final, and stored or no longer readable from its agent. */
+  private complete(task: TaskEntity, lastLinesBy: number): boolean {
+    if (!isFinal(task.status)) return false;
+    return Boolean(task.logsStoredAt) || !this.runtimes.reaches(task) || Date.now() >= lastLinesBy;
   }
 
   /** The task read again and its output; null when the task is gone; 'missed' when either read failed. */
