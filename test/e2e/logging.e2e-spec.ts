@@ -1,4 +1,5 @@
 import { spawn, ChildProcess } from 'node:child_process';
+import * as net from 'node:net';
 import { Client } from 'pg';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -62,7 +63,7 @@ describe('logs', () => {
     const lines = output.trim().split('\n');
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const request = records.find((record) => record.request_id === 'req-logged-1' && record.msg === 'request completed');
-    expect(request).toMatchObject({ level: 'info', role: 'controller', method: 'GET', status: 200 });
+    expect(request).toMatchObject({ level: 'info', role: 'controller', method: 'GET', status: 200, duration_ms: expect.any(Number) });
     expect(request!.url).toBe('/api/v1/dispatchers/?token=[redacted]');
     expect(records.filter((record) => record.msg === 'request completed' && record.role === 'dispatcher')).toHaveLength(2);
     // Boot lines name their role, and no line names one twice.
@@ -91,9 +92,32 @@ describe('logs', () => {
       // Both roles run in this process: the line names the controller, whose path failed.
       expect(logged).toMatchObject({ level: 'error', role: 'controller', msg: 'Unhandled error', path: '/api/v1/dispatchers/' });
       expect(logged!.err.stack).toContain('dispatchers');
+      // Its access line is an error line too, under the same request id.
+      const access = output.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>)
+        .find((record) => record.msg === 'request completed' && record.request_id === logged!.request_id);
+      expect(access).toMatchObject({ level: 'error', role: 'controller', method: 'GET', url: '/api/v1/dispatchers/', status: 500 });
     } finally {
       await db.query('ALTER TABLE controller.dispatchers_away RENAME TO dispatchers');
       await db.end();
     }
+  });
+
+  it('log a request whose client left before its answer as aborted, and leave passing probes out', async () => {
+    const before = output.length;
+    await http('GET', `${controller}/health/`);
+    await http('GET', `${dispatcher}/livez`);
+    // Half a body, then the connection closed: the server never answers it.
+    const socket = net.connect(Number(new URL(controller).port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('POST /api/v1/tasks/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Request-Id: req-left-early\r\nContent-Length: 1000\r\n\r\n{"agent_');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    const records = () => output.slice(before).split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, any>);
+    for (let attempt = 0; attempt < 50 && !records().some((record) => record.request_id === 'req-left-early'); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const lines = records().filter((record) => record.request_id === 'req-left-early');
+    expect(lines).toEqual([expect.objectContaining({ level: 'info', role: 'controller', msg: 'request aborted', method: 'POST', url: '/api/v1/tasks/' })]);
+    expect(records().filter((record) => /^\/(health|livez)/.test(String(record.url ?? '')))).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
-import { pinoHttp } from 'pino-http';
 import { rootLogger } from '../logging/logger';
 
 /** Probes and metrics are logged only when they fail. */
@@ -8,41 +8,52 @@ const QUIET_PATHS = new Set(['/livez', '/livez/', '/health', '/health/', '/ready
 
 export type AccessLog = (request: IncomingMessage, response: ServerResponse, next: () => void) => void;
 
-/** When each response's clock started (high resolution, for `duration_ms`). */
-const started = new WeakMap<ServerResponse, bigint>();
+type Level = 'silent' | 'info' | 'error';
 
 /**
- * One line per answered request, written by pino-http: `method`, `url` (secrets in the query
- * redacted), `status`, `duration_ms`; `request_id` and `role` come from the request context
- * like on every other line. A 5xx is an error line; an aborted request says so. pino-http's
- * request and response objects are left out: the headers are the caller's credentials.
+ * One line per answered request: `method`, `url` (secrets in the query redacted), `status`,
+ * `duration_ms`; `request_id` and `role` come from the request context like on every other
+ * line. A 5xx is an error line; a request whose client closed the connection before the
+ * request or its answer was through is `request aborted`. No header is logged: the headers are the caller's credentials.
+ *
+ * Written here rather than by pino-http: its middleware made two child loggers per request
+ * for request and response objects this line leaves out, and together with the logger's path
+ * redaction (which walks each line for its wildcard paths) it was the largest share of a
+ * webhook delivery's CPU after the socket writes (see docs/performance.md). The line's fields
+ * are fixed and hold no secret, so it is written by a child of the process's logger without
+ * that redaction.
  */
 export function createAccessLog(): AccessLog {
-  const middleware = pinoHttp({
-    logger: rootLogger(),
-    wrapSerializers: false,
-    serializers: { req: () => undefined, res: () => undefined },
-    customLogLevel: (request, response, error) => levelOf(request, response, error),
-    customSuccessMessage: (request, response) => (response.writableEnded ? 'request completed' : 'request aborted'),
-    customErrorMessage: () => 'request completed',
-    customSuccessObject: (request, response) => fieldsOf(request, response),
-    customErrorObject: (request, response) => fieldsOf(request, response),
-  });
+  const logger = rootLogger().child({}, { redact: [] });
   return (request, response, next) => {
-    started.set(response, process.hrtime.bigint());
-    middleware(request, response, next);
+    const started = process.hrtime.bigint();
+    // Bound to the request's context: a response ended by its socket's close (a client that
+    // left) runs this outside it, and the line would lose its request id, role and trace.
+    const answered = AsyncResource.bind((error?: Error): void => {
+      response.removeListener('close', answered);
+      response.removeListener('finish', answered);
+      response.removeListener('error', answered);
+      const level = levelOf(request, response, error);
+      if (level === 'silent') return;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const fields = { method: request.method, url: redactQuery(urlOf(request)), status: response.statusCode, duration_ms: Math.round(seconds * 10000) / 10 };
+      logger[level](fields, level === 'error' || !leftEarly(request, response) ? 'request completed' : 'request aborted');
+    });
+    response.on('close', answered);
+    response.on('finish', answered);
+    response.on('error', answered);
+    next();
   };
 }
 
-function levelOf(request: IncomingMessage, response: ServerResponse, error?: Error): 'silent' | 'info' | 'error' {
-  if (error || response.statusCode >= 500) return 'error';
-  return QUIET_PATHS.has(urlOf(request).split('?')[0]) && response.statusCode < 400 ? 'silent' : 'info';
+/** The client closed its connection before the request or its answer was through. */
+function leftEarly(request: IncomingMessage, response: ServerResponse): boolean {
+  return !response.writableEnded || (!request.complete && request.socket.destroyed);
 }
 
-function fieldsOf(request: IncomingMessage, response: ServerResponse) {
-  const since = started.get(response);
-  const seconds = since === undefined ? 0 : Number(process.hrtime.bigint() - since) / 1e9;
-  return { method: request.method, url: redactQuery(urlOf(request)), status: response.statusCode, duration_ms: Math.round(seconds * 10000) / 10 };
+function levelOf(request: IncomingMessage, response: ServerResponse, error?: Error): Level {
+  if (error || response.statusCode >= 500) return 'error';
+  return QUIET_PATHS.has(urlOf(request).split('?')[0]) && response.statusCode < 400 ? 'silent' : 'info';
 }
 
 function urlOf(request: IncomingMessage): string {

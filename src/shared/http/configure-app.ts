@@ -130,7 +130,7 @@ function refuseUnknownBodyTypes(request: Request, _response: Response, next: Nex
 
 /**
  * What every request gets, on the Express routes and the hot lane alike: its id (and the
- * context its log lines carry), its access log line (pino-http, inside that context), and,
+ * context its log lines carry), its access log line (`access-log.ts`, inside that context), and,
  * once answered, its metrics under its route pattern and the drain of a body left unread.
  */
 function observeRequest(
