@@ -1,7 +1,8 @@
-import { AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Request } from 'express';
+import { context } from '@opentelemetry/api';
 import { rootLogger } from '../logging/logger';
+import { requestContext } from '../logging/request-context';
 
 /** Probes and metrics are logged only when they fail. */
 const QUIET_PATHS = new Set(['/livez', '/livez/', '/health', '/health/', '/ready', '/ready/', '/metrics']);
@@ -27,9 +28,11 @@ export function createAccessLog(): AccessLog {
   const logger = rootLogger().child({}, { redact: [] });
   return (request, response, next) => {
     const started = process.hrtime.bigint();
-    // Bound to the request's context: a response ended by its socket's close (a client that
-    // left) runs this outside it, and the line would lose its request id, role and trace.
-    const answered = AsyncResource.bind((error?: Error): void => {
+    // The request's context, for a response ended by its socket's close (a client that left):
+    // that runs outside it, and the line would lose its request id, role and trace.
+    const store = requestContext.getStore();
+    const traced = context.active();
+    const answered = (error?: Error): void => {
       response.removeListener('close', answered);
       response.removeListener('finish', answered);
       response.removeListener('error', answered);
@@ -37,8 +40,10 @@ export function createAccessLog(): AccessLog {
       if (level === 'silent') return;
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const fields = { method: request.method, url: redactQuery(urlOf(request)), status: response.statusCode, duration_ms: Math.round(seconds * 10000) / 10 };
-      logger[level](fields, level === 'error' || !leftEarly(request, response) ? 'request completed' : 'request aborted');
-    });
+      const write = () => logger[level](fields, level === 'error' || !leftEarly(request, response) ? 'request completed' : 'request aborted');
+      if (!store || requestContext.getStore() === store) write();
+      else context.with(traced, () => requestContext.run(store, write));
+    };
     response.on('close', answered);
     response.on('finish', answered);
     response.on('error', answered);
@@ -61,5 +66,6 @@ function urlOf(request: IncomingMessage): string {
 }
 
 function redactQuery(url: string): string {
+  if (!url.includes('?')) return url;
   return url.replace(/([?&](?:token|key|secret|signature)[^=]*=)[^&]*/gi, '$1[redacted]');
 }
