@@ -76,6 +76,13 @@ describe('one trace per task, from the webhook to the callback', () => {
 
     const ingest = one(/^POST \/api\/v1\/webhooks/, SERVER);
     expect(ingest.parentSpanId).toBe(SENDER_SPAN);
+    // The HTTP semantic conventions' attributes, on the hot lane's spans as on the Express routes'.
+    expect(ingest.attributes).toMatchObject({
+      'http.request.method': 'POST', 'http.route': '/api/v1/webhooks', 'url.path': '/api/v1/webhooks/', 'url.scheme': 'http',
+      'http.response.status_code': 200, 'server.port': expect.any(Number), 'client.address': '127.0.0.1', 'network.protocol.version': '1.1',
+    });
+    // The pg instrumentation's span of the statement that stored the delivery and its task, inside the request.
+    expect(trace.some((span) => span.name.startsWith('pg.query') && descends(span, ingest))).toBe(true);
     const store = one('send controller.tasks', PRODUCER);
     expect(descends(store, ingest)).toBe(true);
     expect(store.attributes).toMatchObject({ 'task.guid': guid, 'task.workflow_id': 'traced', 'messaging.destination.name': 'controller.tasks' });

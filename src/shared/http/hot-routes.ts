@@ -3,6 +3,7 @@ import { match, MatchFunction } from 'path-to-regexp';
 import { DomainError } from '../errors/domain-error';
 import { tooLarge } from './drain-unread-body';
 import { jsonProblem } from './json-guard';
+import { withServerSpan } from '../tracing/http-spans';
 
 /** What a hot route's handler gets: the path parameters, the headers, the exact bytes and the parsed JSON. */
 export interface HotRequest {
@@ -67,20 +68,24 @@ export interface HotLaneOptions {
 export function serveHotRoutesFirst(server: Server, routes: HotRoute[], options: HotLaneOptions): void {
   if (routes.length === 0) return;
   const matchers = routes.map((route) => ({ route, match: match(route.path, { sensitive: false, end: true, trailing: true, decode: decodeURIComponent }) }));
-  const others = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
-  server.removeAllListeners('request');
-  server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (request.method === 'POST' && takesLane(request)) {
-      const path = (request.url ?? '').split('?')[0];
-      for (const { route, match: matches } of matchers) {
-        const hit = matchPath(matches, path);
-        if (!hit) continue;
-        options.observe(request, response, route.path, () => answer(route, hit, request, response, options));
-        return;
+  // Taken before the server's `request` event is emitted: the http instrumentation (when
+  // tracing runs) wraps that emit, and the lane makes its server span itself (withServerSpan).
+  const emit = server.emit;
+  server.emit = function emitAfterHotRoutes(this: Server, event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'request') {
+      const [request, response] = args as [IncomingMessage, ServerResponse];
+      if (request.method === 'POST' && takesLane(request)) {
+        const path = (request.url ?? '').split('?')[0];
+        for (const { route, match: matches } of matchers) {
+          const hit = matchPath(matches, path);
+          if (!hit) continue;
+          withServerSpan(request, response, route.path, () => options.observe(request, response, route.path, () => answer(route, hit, request, response, options)));
+          return true;
+        }
       }
     }
-    for (const listener of others) listener.call(server, request, response);
-  });
+    return Reflect.apply(emit, this, [event, ...args]) as boolean;
+  } as Server['emit'];
 }
 
 function matchPath(matches: MatchFunction<Partial<Record<string, string | string[]>>>, path: string): Record<string, string> | null {
