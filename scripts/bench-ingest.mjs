@@ -17,7 +17,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bootServer, database, emitFigure, forkBaseline, freePort, hmacInsertServer, percentile, productionServices, requireStatuses, secret, spread, runBenchScript, postStatus } from './bench-lib.mjs';
+import { bootServer, database, dispatcherStandIn, emitFigure, forkBaseline, freePort, hmacInsertServer, percentile, productionServices, requireStatuses, secret, spread, runBenchScript, postStatus } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_INGEST_REQUESTS ?? 4000);
 const connections = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 64);
@@ -117,30 +117,9 @@ async function controller(db, work, baselineUrl, services) {
 
 const CALLBACK_KEY = secret();
 
-/** A dispatcher that takes every task at once and keeps its callback token. */
-async function fakeDispatcher() {
-  const tokens = new Map();
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      const task = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      if (task.task_id) tokens.set(task.task_id, task.callback_token);
-      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, data: { task_id: task.task_id, status: 'pending' } }));
-    });
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, tokens, close: () => server.close() };
-}
-
 async function benchCallbacks(base, token, baselineUrl, baselineRuns) {
-  const dispatcher = await fakeDispatcher();
+  const dispatcher = await dispatcherStandIn(base, token);
   try {
-    const checkin = await fetch(`${base}/api/v1/dispatchers/checkin/`, {
-      method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'bench', endpoint_url: dispatcher.url, backends: ['local'], api_key: secret() }),
-    });
-    if (checkin.status >= 300) throw new Error(`check-in refused: ${checkin.status} ${await checkin.text()}`);
     const wanted = count * rounds;
     // The routed tasks go out through the controller's dispatch loop: on a loaded machine that takes minutes.
     const deadline = Date.now() + 600_000;

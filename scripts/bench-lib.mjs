@@ -334,3 +334,34 @@ export function loadKubeApiServer() {
   }
   return require(path.join(out, 'kube-api-server.js')).KubeApiServer;
 }
+
+/**
+ * A dispatcher stand-in checked in at `controller` (its API token `token`): it takes every task
+ * at once (201) and keeps each one's callback token, and runs no agent. A consumer online, so
+ * the controller's dispatch loop works during a measurement as in production, without agents'
+ * processes on the machine. `tokens` maps task guid to callback token.
+ */
+export async function dispatcherStandIn(controller, token, name = 'bench') {
+  const tokens = new Map();
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      const task = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+      if (task.task_id) tokens.set(task.task_id, task.callback_token);
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, data: { task_id: task.task_id, status: 'pending' } }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${server.address().port}`;
+  const checkin = await fetch(`${controller}/api/v1/dispatchers/checkin/`, {
+    method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, endpoint_url: url, backends: ['local'], api_key: secret() }),
+  });
+  if (checkin.status >= 300) {
+    server.close();
+    throw new Error(`the dispatcher stand-in's check-in was refused: ${checkin.status} ${await checkin.text()}`);
+  }
+  return { url, tokens, close: () => server.close() };
+}
+

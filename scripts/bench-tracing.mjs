@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Tracing's cost on the two request paths that store tasks: routed webhook ingest (a signed
 // forge push matched by a workflow, 200 once its task is stored) and POST /api/v1/tasks/ (201).
-// Two controllers run side by side, each on its own database, with the production services:
+// Two controllers run side by side, each on its own database, with the production services and
+// a consumer online (a dispatcher stand-in that takes every task at once, so the dispatch loop
+// sends the stored tasks out during the runs; no agent runs):
 //   off: no OTEL_* variable set (the default: the SDK is never loaded);
 //   on:  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, sampler always_on, every span exported as
 //        OTLP/HTTP JSON to a receiver process on loopback (test/harness/otlp-receiver.mjs,
@@ -21,7 +23,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, countStatus, database, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally, postStatus } from './bench-lib.mjs';
+import { bootServer, countStatus, database, dispatcherStandIn, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally, postStatus } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 1000);
 const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
@@ -30,6 +32,8 @@ const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 7);
 const beforeRoot = process.env.BENCH_TRACING_BEFORE_ROOT;
 const FORGE_SECRET = secret();
 const TARGET = 0.85;
+// OTLP/HTTP JSON unless BENCH_TRACING_PROTOCOL=http/protobuf (the SDK's default encoding).
+const protocol = process.env.BENCH_TRACING_PROTOCOL ?? 'http/json';
 
 function forgePush() {
   const body = JSON.stringify({ ref: 'refs/heads/main', after: randomUUID(), repository: { full_name: 'bench/traced' }, pusher: { name: 'bench' } });
@@ -86,9 +90,12 @@ async function controller(name, services, env, serverRoot = root) {
   const created = await fetch(`${base}/api/v1/workflows/`, { method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(workflow) });
   if (created.status !== 201) throw new Error(`workflow not created on ${name}: ${created.status}`);
   const createTask = () => ({ path: '/api/v1/tasks/', body: taskBody, headers: { authorization: `Token ${token}` } });
+  // A consumer online: the dispatch loop sends each stored task out during the runs, as in production.
+  const consumer = await dispatcherStandIn(base, token);
   return {
-    name, base, createTask, pid: server.child.pid,
+    name, base, createTask, pid: server.child.pid, taken: () => consumer.tokens.size,
     stop: async () => {
+      consumer.close();
       await server.stop();
       await db.drop();
       rmSync(dataDir, { recursive: true, force: true });
@@ -141,7 +148,7 @@ async function main() {
   const servers = [];
   try {
     const tracing = {
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
       OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_MAX_QUEUE_SIZE: '262144',
     };
     const off = await controller('off', services, {});
@@ -150,7 +157,7 @@ async function main() {
     servers.push(on);
     premises(`${count} requests per run over ${connections} keep-alive connections, ${rounds} runs of each server interleaved with the other's`,
       'ROLE=controller on local PostgreSQL (a database each)', services.statement,
-      'no dispatcher: stored tasks stay pending', `tracing on: every span sampled and exported as OTLP/HTTP JSON to a receiver process on loopback`,
+      'a dispatcher stand-in checked in at each controller takes every task at once (no agent runs)', `tracing on: every span sampled and exported over OTLP/HTTP (${protocol}) to a receiver process on loopback`,
       beforeRoot ? `before: the build at ${beforeRoot}, compared with a fresh "off" server afterwards` : 'BENCH_TRACING_BEFORE_ROOT not set: no pre-tracing build compared');
     const webhook = () => forgePush;
     const postTask = (server) => server.createTask;
@@ -160,6 +167,8 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, 6000));
     const spans = (await receiver.spans()) - spansBefore;
     console.log(`spans received from "on": ${spans}, ${(spans / (2 * rounds * count)).toFixed(1)} per request`);
+    // "off" ran one run more of each section than "on" (its runs are on both sides of each of "on"'s).
+    console.log(`tasks dispatched to the consumer 6 s after the last run: off ${off.taken()} of ${2 * (rounds + 1) * count} stored, on ${on.taken()} of ${2 * rounds * count}`);
     if (beforeRoot) {
       // Fresh servers: the pending tasks a server has stored (no dispatcher takes them) weigh on
       // its later requests, so both sides start from empty databases and grow in step.
