@@ -24,21 +24,10 @@ const START_FAILURE_PAUSE_MS = 5_000;
  * Agents of one Kubernetes pool handed to the API server at once: a drained pool's replacements
  * start together rather than one by one, yet a refill of hundreds does not take the client's
  * bucket from the task starts queued behind it. A host-local engine starts a pool's replacements
- * as it starts cold tasks, all together: eight at a time made a drained pool of 20 slower to
- * refill than 20 cold starts.
+ * as it starts cold tasks, all together, so a drained pool's submits wait no longer than the same
+ * number of cold ones.
  */
 export const POOL_START_CONCURRENCY = 8;
-
-/**
- * A pool is drawn on when tasks are taking its agents (some are claimed) and fewer than half of
- * its size are ready: the next tasks will wait for the agents booting now, so those boot at the
- * priority of an agent at work rather than below it. A pool filling at rest (the first fill, a
- * top-up after a quiet claim) boots below it.
- */
-function isDrawnOn(pool: WarmPool, agents: PoolAgentEntity[]): boolean {
-  const own = agents.filter((agent) => agent.pool === pool.name);
-  return own.some((agent) => agent.state === 'claimed') && own.filter((agent) => agent.state === 'idle' && agent.readyAt).length < pool.size / 2;
-}
 
 const ENDED: AgentState['phase'][] = ['exited', 'gone', 'failed_to_start', 'deadline_exceeded'];
 
@@ -58,8 +47,6 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly pausedUntil = new Map<string, number>();
   private readonly starting = new Set<Promise<void>>();
   private readonly startSlots = new Map<string, Limit>();
-  /** Booting agents already given the priority of an agent at work (`hurry`), so each is asked once. */
-  private readonly hurried = new Set<string>();
   private closing = false;
   private timer?: NodeJS.Timeout;
   private ticks = 0;
@@ -151,26 +138,12 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
         // Newest first: the oldest have loaded whatever they load and are first in line for tasks.
         for (const agent of idle.slice(pool.size).reverse()) await this.retireAndRemove(agent, `the pool shrank to ${pool.size}`);
       }
-      const urgent = isDrawnOn(pool, scope);
-      if (urgent) await this.hurry(idle.filter((agent) => agent.owner === this.config.dispatcherInstance && agent.runtimeRef && !agent.readyAt));
       if ((this.pausedUntil.get(pool.name) ?? 0) > Date.now() || idle.length >= pool.size) continue;
       // Recorded in this round (so the next one counts them), handed to the runtime a few at a time.
       const agentIds = await this.agents.insertMany(pool, pool.size - idle.length, this.config.dispatcherInstance);
       const slots = this.startSlotsOf(pool);
       const recorded = performance.now();
-      for (const agentId of agentIds) this.track(slots(() => this.startAgent(pool, agentId, recorded, urgent)));
-    }
-    const booting = new Set(mine.filter((agent) => agent.state === 'idle' && !agent.readyAt).map((agent) => agent.agentId));
-    for (const agentId of this.hurried) if (!booting.has(agentId)) this.hurried.delete(agentId);
-  }
-
-  /** Booting agents the pool now waits for: each boots at the priority of an agent at work (where the runtime lowered it). */
-  private async hurry(booting: Pick<PoolAgentEntity, 'agentId' | 'backend' | 'runtimeRef'>[]): Promise<void> {
-    for (const agent of booting.filter((candidate) => !this.hurried.has(candidate.agentId))) {
-      const backend = this.runtimes.get(agent.backend);
-      if (!backend?.hurry) continue;
-      this.hurried.add(agent.agentId);
-      await backend.hurry(agent.agentId, agent.runtimeRef!).catch((error: unknown) => this.logger.debug({ err: error, agentId: agent.agentId }, 'Could not hurry a booting pool agent'));
+      for (const agentId of agentIds) this.track(slots(() => this.startAgent(pool, agentId, recorded)));
     }
   }
 
@@ -192,7 +165,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
    * next boot clears, never an unknown agent. One still queued when the pool paused after a failed
    * start, or the dispatcher is stopping, is retired instead.
    */
-  private async startAgent(pool: WarmPool, agentId: string, recorded: number, urgent: boolean): Promise<void> {
+  private async startAgent(pool: WarmPool, agentId: string, recorded: number): Promise<void> {
     const backend = this.runtimes.get(pool.backend)!;
     if (this.closing || (this.pausedUntil.get(pool.name) ?? 0) > Date.now()) {
       await this.agents.retire(agentId);
@@ -201,7 +174,6 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     try {
       const ref = await backend.submit(poolAgentSpecOf(pool, agentId, this.config));
       await this.agents.setRuntimeRef(agentId, ref);
-      if (urgent) await this.hurry([{ agentId, backend: pool.backend, runtimeRef: ref }]);
       poolRefillDuration.observe({ pool: pool.name }, (performance.now() - recorded) / 1000);
     } catch (error) {
       this.pausedUntil.set(pool.name, Date.now() + START_FAILURE_PAUSE_MS);

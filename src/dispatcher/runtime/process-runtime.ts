@@ -93,15 +93,6 @@ export class ProcessRuntime implements RuntimeBackend {
    * has. A spawner of an older build never lowered it, and answers that it knows no such request.
    */
   async claimFor(agentKey: string): Promise<void> {
-    await this.raise(agentKey);
-  }
-
-  /** A pool agent that its pool now waits for boots at the priority of an agent at work, as at its claim. */
-  async hurry(agentKey: string): Promise<void> {
-    await this.raise(agentKey);
-  }
-
-  private async raise(agentKey: string): Promise<void> {
     await this.spawner.request({ op: 'claim', taskId: agentKey }).catch((error: unknown) => {
       if (!(error instanceof Error && error.message.startsWith('unknown operation'))) throw error;
     });

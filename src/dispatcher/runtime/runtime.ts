@@ -29,7 +29,7 @@ export interface AgentSpec {
   pod?: PodAdditions;
   /**
    * A warm pool's agent, started before its task: a backend that can may run it at a lower CPU
-   * priority until `claimFor` or `hurry`, so topping a pool up never slows the agents already at work.
+   * priority until `claimFor`, so booting replacements never slows the agents already at work.
    */
   warm?: boolean;
 }
@@ -91,12 +91,6 @@ export interface RuntimeBackend {
    * task's NetworkPolicy and Secret). Absent: the agent needs nothing more.
    */
   claimFor?(agentKey: string, ref: string, spec: AgentSpec): Promise<void>;
-  /**
-   * A warm pool's agent still booting at the lower priority of `warm` is what the next tasks will
-   * wait for (its pool runs low): it boots at the priority of an agent at work from now on.
-   * Absent: the backend never lowers a pool agent.
-   */
-  hurry?(agentKey: string, ref: string): Promise<void>;
   /** Every agent this dispatcher started that the backend still knows, for recovery. */
   listManaged(): Promise<ManagedAgent[]>;
   /** Pushes state changes as the backend sees them; the dispatcher also polls `status`. */

@@ -30,7 +30,7 @@ export type SpawnerRequest =
   | { op: 'get'; taskId: string }
   /** Drops an exited agent's record and its exit file: its task is final and its output stored. */
   | { op: 'forget'; taskId: string }
-  /** A warm pool's agent has its task, or its pool waits for its boot: it runs at the spawner's own priority again. */
+  /** A warm pool's agent has its task: it runs at the spawner's own priority again. */
   | { op: 'claim'; taskId: string };
 
 export interface SpawnedAgent {
