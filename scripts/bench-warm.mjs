@@ -157,11 +157,23 @@ async function waitFull(server, timeoutMs = 120_000) {
   }
 }
 
+/** Until the task has been given to a pool agent (its view names the pool). */
+async function waitAssigned(server, taskId) {
+  for (let attempt = 0; attempt < 6000; attempt++) {
+    const view = await (await fetch(`${server.url}/tasks/${taskId}`, { headers: { 'x-api-key': server.apiKey } })).json();
+    if (view.data.pool) return;
+    await sleep(10);
+  }
+  throw new Error(`task ${taskId} was not given to a pool agent within 60 s`);
+}
+
 /** The pool drained at once, until it is full again; then as many cold tasks at once, until the last check-in. */
 async function refill(server, receiver) {
   await waitFull(server);
   const t0 = now();
   const drained = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: true })));
+  // The POSTs answer before their tasks are given to the pool's agents: until then /ready still shows the pool full.
+  await Promise.all(drained.map((task) => waitAssigned(server, task.taskId)));
   await waitFull(server);
   const refillMs = now() - t0;
   await Promise.all(drained.map((task) => checkedInAt(server, receiver, task)));

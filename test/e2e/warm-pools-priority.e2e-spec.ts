@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { makeTaskRequest, taskApi, waitForStatus } from '../harness/dispatcher';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { killPoolAgents, makePool, poolAgentProcesses, poolAgents, waitForIdle } from '../harness/warm-pools';
@@ -7,9 +7,14 @@ import { killPoolAgents, makePool, poolAgentProcesses, poolAgents, waitForIdle }
 // raise them back (CAP_SYS_NICE, as root here); elsewhere every agent keeps the spawner's priority.
 jest.setTimeout(60_000);
 
-/** The nice value of a process (field 19 of /proc/PID/stat). */
-function niceOf(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[16]);
+/** The nice value of a process or thread (field 19 of /proc/PID/stat). */
+function niceOf(pid: number, thread = pid): number {
+  return Number(readFileSync(`/proc/${pid}/task/${thread}/stat`, 'utf8').replace(/^.*\) /, '').split(' ')[16]);
+}
+
+/** The nice values of every thread of a process (Linux keeps one per thread). */
+function threadNices(pid: number): number[] {
+  return readdirSync(`/proc/${pid}/task`).map((thread) => niceOf(pid, Number(thread)));
 }
 
 const mayRaise = (() => {
@@ -17,7 +22,7 @@ const mayRaise = (() => {
   return ((BigInt(`0x${capabilities}`) >> 23n) & 1n) === 1n;
 })();
 
-/** A refill never takes the cores from agents at work: idle pool agents boot and wait at nice +10, a claimed one works at the spawner's priority. */
+/** A refill never takes the cores from agents at work: idle pool agents boot and wait at nice +10, a claimed one works at the spawner's priority (every thread of it). */
 describe('warm pool agents on the process engine: CPU priority', () => {
   let system: TestSystem;
 
@@ -31,7 +36,7 @@ describe('warm pool agents on the process engine: CPU priority', () => {
     killPoolAgents(agents.map((agent) => agent.agent_id));
   });
 
-  it('runs an idle agent at nice +10 and gives it its priority back when it takes a task', async () => {
+  it('runs an idle agent at nice +10, and gives every thread of it its priority back when it takes a task', async () => {
     const [idle] = (await poolAgents(system)).filter((row) => row.state === 'idle');
     const [pid] = poolAgentProcesses(idle.agent_id);
     const base = niceOf(process.pid);
@@ -41,7 +46,7 @@ describe('warm pool agents on the process engine: CPU priority', () => {
     expect((await taskApi(system).create(request)).status).toBe(201);
     const running = await waitForStatus(system, request.task_id, ['running'], 20_000);
     expect(running).toMatchObject({ warm: true, pool: 'sleepy' });
-    expect(niceOf(pid)).toBe(base);
+    expect(threadNices(pid).every((nice) => nice === base)).toBe(true);
     expect((await taskApi(system).cancel(request.task_id)).status).toBe(200);
   });
 });

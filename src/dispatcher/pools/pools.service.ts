@@ -21,9 +21,11 @@ const CHECK_IDLE_EVERY_TICKS = 2;
 /** After a pool agent could not be started, that pool waits this long before the next try. */
 const START_FAILURE_PAUSE_MS = 5_000;
 /**
- * Agents of one pool handed to their runtime at once: a drained pool's replacements start together
- * rather than one by one, yet a refill of hundreds does not flood the engine (or the API server,
- * whose own bucket then holds the task starts behind them).
+ * Agents of one Kubernetes pool handed to the API server at once: a drained pool's replacements
+ * start together rather than one by one, yet a refill of hundreds does not take the client's
+ * bucket from the task starts queued behind it. A host-local engine starts a pool's replacements
+ * as it starts cold tasks, all together, so a drained pool's submits wait no longer than the same
+ * number of cold ones.
  */
 export const POOL_START_CONCURRENCY = 8;
 
@@ -139,10 +141,18 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
       if ((this.pausedUntil.get(pool.name) ?? 0) > Date.now() || idle.length >= pool.size) continue;
       // Recorded in this round (so the next one counts them), handed to the runtime a few at a time.
       const agentIds = await this.agents.insertMany(pool, pool.size - idle.length, this.config.dispatcherInstance);
-      const slots = this.startSlots.get(pool.name) ?? this.startSlots.set(pool.name, pLimit(POOL_START_CONCURRENCY)).get(pool.name)!;
+      const slots = this.startSlotsOf(pool);
       const recorded = performance.now();
       for (const agentId of agentIds) this.track(slots(() => this.startAgent(pool, agentId, recorded)));
     }
+  }
+
+  private startSlotsOf(pool: WarmPool): Limit {
+    const known = this.startSlots.get(pool.name);
+    if (known) return known;
+    const slots = pLimit(this.runtimes.get(pool.backend)!.hostLocal ? Number.POSITIVE_INFINITY : POOL_START_CONCURRENCY);
+    this.startSlots.set(pool.name, slots);
+    return slots;
   }
 
   private track(started: Promise<void>): void {

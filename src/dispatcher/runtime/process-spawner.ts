@@ -15,7 +15,7 @@
  *   node process-spawner.js <socket> <log dir> <orphan seconds>
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import * as net from 'node:net';
 import { getPriority, constants as osConstants, setPriority } from 'node:os';
 import * as path from 'node:path';
@@ -48,6 +48,19 @@ function mayRaisePriority(): boolean {
     return capabilities !== undefined && ((BigInt(`0x${capabilities}`) >> CAP_SYS_NICE) & 1n) === 1n;
   } catch {
     return false;
+  }
+}
+
+/**
+ * A process's threads. On Linux a nice value is a thread's: the threads an agent started after it
+ * was lowered (V8's workers, libuv's pool) keep the lower one unless each is raised. Elsewhere the
+ * process's value is all there is.
+ */
+function threadsOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map(Number);
+  } catch {
+    return [pid];
   }
 }
 
@@ -218,7 +231,13 @@ export class Spawner {
   private raise(taskId: string): void {
     const agent = this.agents.get(taskId);
     if (!agent?.lowered || agent.exitCode !== undefined) return;
-    setPriority(agent.pid, this.ownPriority);
+    for (const thread of threadsOf(agent.pid)) {
+      try {
+        setPriority(thread, this.ownPriority);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
     agent.lowered = false;
   }
 
