@@ -7,7 +7,9 @@
 //    warm). Podman: the shell-warm image cannot report, so the time is the dispatcher's own
 //    record of the check-in (its `Agent checked in` log line, stamped when the check-in moved
 //    the task to running, on the same clock as the bench).
-//    Warm runs fit the pool (WARM_POOLS, size BENCH_POOL_SIZE, 20); cold runs ask for more CPU
+//    Warm runs fit the pool (WARM_POOLS, size BENCH_POOL_SIZE, 20; a run posts as many tasks as
+//    the pool holds, so each claim meets an idle agent: tasks beyond it would wait for a
+//    replacement's boot, which the refill figure measures); cold runs ask for more CPU
 //    than the pool gives, so they start cold with the same agent. Cold, warm, cold, ... runs
 //    (BENCH_ROUNDS, 3, warm runs), each warm run beside the cold runs before and after it.
 //  - refill: the pool drained at once (BENCH_POOL_SIZE tasks posted together) until /ready shows
@@ -15,7 +17,7 @@
 //    same number of cold tasks posted together until the last one checked in.
 // Every POST must answer 201, every callback `completed`, every warm task run warm (else exit 1).
 //
-//   BENCH_RATE=20 BENCH_TASKS=40 BENCH_PODMAN_TASKS=20 BENCH_ROUNDS=3 BENCH_POOL_SIZE=20 BENCH_WARM_ENGINES=process,docker
+//   BENCH_RATE=20 BENCH_TASKS=20 BENCH_PODMAN_TASKS=20 BENCH_ROUNDS=3 BENCH_POOL_SIZE=20 BENCH_WARM_ENGINES=process,docker
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -39,14 +41,14 @@ const SHELL_WARM = 'localhost/agent-examples/shell-warm:latest';
 
 const ENGINES = {
   process: {
-    tasks: Number(process.env.BENCH_TASKS ?? 40),
+    tasks: Number(process.env.BENCH_TASKS ?? poolSize),
     image: 'bench/warm',
     pool: { cpu: '1', memory: '256Mi' },
     env: { LOCAL_ENGINE: 'process', LOCAL_IMAGE_COMMANDS: JSON.stringify({ 'bench/warm': `node ${AGENT}` }) },
     describe: `LOCAL_ENGINE=process, bench/warm -> node ${AGENT}; start measured to the agent's check-in answer`,
   },
   docker: {
-    tasks: Number(process.env.BENCH_PODMAN_TASKS ?? 20),
+    tasks: Number(process.env.BENCH_PODMAN_TASKS ?? poolSize),
     image: SHELL_WARM,
     pool: { cpu: '500m', memory: '64Mi' },
     env: { LOCAL_ENGINE: 'docker', DOCKER_HOST: process.env.DOCKER_HOST ?? 'unix:///tmp/atc-podman/podman.sock' },
