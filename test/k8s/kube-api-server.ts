@@ -92,6 +92,9 @@ export class KubeApiServer {
   private limitRefilled = performance.now();
   /** How many requests the server-side rate limit answered 429. */
   throttled = 0;
+  /** Requests `hangNext` accepted and never answered, and those of them whose connection is still open. */
+  hungRequests = 0;
+  private readonly hung = new Set<http.IncomingMessage>();
   url = '';
 
   private constructor(private readonly options: KubeApiServerOptions) {
@@ -167,6 +170,27 @@ export class KubeApiServer {
   /** The next `count` matching requests lose their connection without an answer. */
   resetNext(count: number, match: (method: string, path: string) => boolean = () => true): void {
     this.faults.push({ remaining: count, match, apply: (_res, req) => req.socket.destroy() });
+  }
+
+  /**
+   * The next `count` matching requests are read and then never answered, not even at `recover`
+   * (a server that accepts and hangs): only the client can end them, by closing the connection.
+   */
+  hangNext(count: number, match: (method: string, path: string) => boolean = () => true): void {
+    this.faults.push({
+      remaining: count,
+      match,
+      apply: (_res, req) => {
+        this.hungRequests += 1;
+        this.hung.add(req);
+        req.socket.once('close', () => this.hung.delete(req));
+      },
+    });
+  }
+
+  /** Hung requests whose connection the client has not closed. */
+  openHungRequests(): number {
+    return this.hung.size;
   }
 
   /** The next `count` matching requests are served as usual, but only after `ms` (a slow API server). */
