@@ -92,6 +92,11 @@ export class KubeApiServer {
   private limitRefilled = performance.now();
   /** How many requests the server-side rate limit answered 429. */
   throttled = 0;
+  /**
+   * With a rate limit: when each request it counted reached it (performance.now()), and which
+   * it answered 429, so a benchmark can tell which requests met the limit and how fast they came.
+   */
+  readonly limited: { at: number; method: string; path: string; throttled: boolean }[] = [];
   /** Requests `hangNext` accepted and never answered, and those of them whose connection is still open. */
   hungRequests = 0;
   private readonly hung = new Set<http.IncomingMessage>();
@@ -258,9 +263,13 @@ export class KubeApiServer {
       delay.remaining -= 1;
       await new Promise((resolve) => setTimeout(resolve, delay.ms));
     }
-    if (!['1', 'true'].includes(url.searchParams.get('watch') ?? '') && !this.withinRateLimit()) {
-      this.throttled += 1;
-      return this.status(res, 429, 'TooManyRequests', 'Too many requests, please try again later.', { 'Retry-After': '1' });
+    if (this.options.maxRequestsPerSecond && !['1', 'true'].includes(url.searchParams.get('watch') ?? '')) {
+      const within = this.withinRateLimit();
+      this.limited.push({ at: performance.now(), method, path: url.pathname, throttled: !within });
+      if (!within) {
+        this.throttled += 1;
+        return this.status(res, 429, 'TooManyRequests', 'Too many requests, please try again later.', { 'Retry-After': '1' });
+      }
     }
     const fault = this.faults.find((f) => f.remaining > 0 && f.match(method, url.pathname));
     if (fault) {
