@@ -19,7 +19,12 @@
 //  - API writes per task life by verb and resource, counted by the API server: the bursts'
 //    writes, then those of finishing BENCH_KUBE_FINISH tasks (2,000: check-back, the pod exits,
 //    callback, logs stored, 15 s exit grace for any clean-up);
-//  - every 429 the API server answered (none wanted) and every POST/check-in status.
+//  - every 429 the API server answered (none wanted) and every POST/check-in status;
+//  - per phase (the bare loops, the bursts, the idle readings, the finishing): the requests the
+//    server's limit counted against the tokens the dispatcher's bucket gave out (more counted
+//    than given would be calls that bypass the bucket), the most that reached the server in
+//    any one second, which requests were answered 429, and the longest event-loop stall of the
+//    dispatcher and of this process (which serves the API).
 //
 //   BENCH_KUBE_TASKS=10000 BENCH_KUBE_BURST_TASKS=1000 BENCH_KUBE_QPS=50 BENCH_KUBE_BURST=100 BENCH_KUBE_FINISH=2000
 import { createHmac, randomUUID } from 'node:crypto';
@@ -28,6 +33,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
 import { bootServer, countStatus, database, loadKubeApiServer, emitFigure, freePort, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
@@ -121,6 +127,33 @@ function followPods(kube) {
   return { runningAt, jobOf };
 }
 
+/** The most requests that reached the API server within any one second of `ats` (sorted times in ms). */
+function peakPerSecond(ats) {
+  let peak = 0;
+  for (let head = 0, tail = 0; head < ats.length; head += 1) {
+    while (ats[head] - ats[tail] >= 1000) tail += 1;
+    peak = Math.max(peak, head - tail + 1);
+  }
+  return peak;
+}
+
+/**
+ * Per phase of the run: requests the API server's limit counted (the dispatcher's, by its
+ * namespace, and the bare loop's), the most in any second, its 429s by request, and the
+ * tokens the dispatcher's own bucket gave out meanwhile (its limiter-wait count on /metrics):
+ * more counted than given out would be requests that bypass the bucket.
+ */
+function throttlingReport(kube, phases) {
+  for (const phase of phases) {
+    const within = kube.limited.filter((r) => r.at >= phase.start && r.at < phase.end);
+    const ours = within.filter((r) => r.path.includes(`/namespaces/${NAMESPACE}/`) || !r.path.includes('/namespaces/'));
+    const throttled = new Map();
+    for (const r of within.filter((x) => x.throttled)) countStatus(throttled, `${r.method} ${r.path.replace(/\/namespaces\/([^/]+)\/([^/]+)\/[^/]+/, '/namespaces/$1/$2/{name}')}`);
+    const seconds = (phase.end - phase.start) / 1000;
+    console.log(`  ${phase.name} (${seconds.toFixed(0)} s): the server counted ${within.length} requests (${ours.length} of the dispatcher's, ${(ours.length / seconds).toFixed(1)}/s; the dispatcher's bucket gave ${phase.grants} tokens), at most ${peakPerSecond(within.map((r) => r.at))} in one second (${peakPerSecond(ours.map((r) => r.at))} of the dispatcher's); 429s ${tally(throttled) || 'none'}; longest event-loop stall: the dispatcher's ${phase.dispatcherLagMs.toFixed(0)} ms, the API server's (this process) ${phase.benchLagMs.toFixed(0)} ms`);
+  }
+}
+
 const writeTotal = (counts) => [...counts.values()].reduce((a, b) => a + b, 0);
 function writesSince(before, after) {
   const delta = new Map();
@@ -210,6 +243,30 @@ async function main() {
       `${dispatcher}/health`,
     );
     const pid = server.child.pid;
+    // The dispatcher's bucket grants and its event loop's longest stall (prom-client resets it at each scrape), and this process's.
+    const dispatcherGauges = async () => {
+      const text = await (await fetch(`${dispatcher}/metrics`)).text();
+      const value = (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? Number.NaN);
+      return { given: value('dispatcher_kube_api_limiter_wait_seconds_count'), lagSeconds: value('nodejs_eventloop_lag_max_seconds') };
+    };
+    const benchLag = monitorEventLoopDelay({ resolution: 20 });
+    benchLag.enable();
+    const phases = [];
+    const begin = async (name) => {
+      const { given } = await dispatcherGauges();
+      benchLag.reset();
+      return { name, start: performance.now(), given };
+    };
+    const end = async (open) => {
+      const { given, lagSeconds } = await dispatcherGauges();
+      phases.push({ name: open.name, start: open.start, end: performance.now(), grants: given - open.given, dispatcherLagMs: lagSeconds * 1000, benchLagMs: benchLag.max / 1e6 });
+    };
+    const phase = async (name, work) => {
+      const open = await begin(name);
+      const result = await work();
+      await end(open);
+      return result;
+    };
     const idleCpu = async (what) => {
       const requestsBefore = kube.requests.length;
       const before = cpuMs(pid);
@@ -229,11 +286,12 @@ async function main() {
     const memBefore = await memoryAfterGc(inspectPort);
     console.log(`  dispatcher memory after GC, no task: heap ${MiB(memBefore.heapUsed)}, RSS ${MiB(memBefore.rss)}`);
 
-    const bare = [await bareLoop(kube, TokenBucket, burstSize, 0)];
+    const bare = [await phase('bare loop before the bursts', () => bareLoop(kube, TokenBucket, burstSize, 0))];
     console.log(`baseline: bare client-node loop, ${burstSize} tasks x 4 writes through the same token bucket: ${bare[0].toFixed(1)} s`);
     const writesBeforeBursts = kube.writes(NAMESPACE);
     const bursts = [];
     const taskIds = [];
+    const burstsPhase = await begin('bursts');
     for (let sent = 0; sent < taskCount; sent += burstSize) {
       const ids = Array.from({ length: Math.min(burstSize, taskCount - sent) }, () => randomUUID());
       taskIds.push(...ids);
@@ -280,18 +338,21 @@ async function main() {
       });
       console.log(`  burst ${bursts.length}: ${ids.length} posted in ${posted.toFixed(1)} s, every pod Running ${seconds.toFixed(1)} s after the first POST, ${afterLastPost.toFixed(1)} s after the last (${writes} writes, ${(writes / seconds).toFixed(0)}/s; floor at ${qps}/s after a burst of ${burst}: ${floor.toFixed(1)} s); ${taskIds.length} running; 429s so far ${kube.throttled}`);
     }
+    await end(burstsPhase);
     const createWrites = writesSince(writesBeforeBursts, kube.writes(NAMESPACE));
-    bare.push(await bareLoop(kube, TokenBucket, burstSize, 1));
+    bare.push(await phase('bare loop after the bursts', () => bareLoop(kube, TokenBucket, burstSize, 1)));
     console.log(`baseline again after the bursts: ${bare[1].toFixed(1)} s`);
 
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
-    const idleFull = await idleCpu(`${taskCount} agents running`);
-    const memAfter = await memoryAfterGc(inspectPort);
+    const [idleFull, memAfter] = await phase('idle and memory readings', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10_000));
+      return [await idleCpu(`${taskCount} agents running`), await memoryAfterGc(inspectPort)];
+    });
     const heapPerTask = (memAfter.heapUsed - memBefore.heapUsed) / taskCount / 1024;
     const rssPerTask = (memAfter.rss - memBefore.rss) / taskCount / 1024;
     console.log(`  dispatcher memory after GC, ${taskCount} running: heap ${MiB(memAfter.heapUsed)}, RSS ${MiB(memAfter.rss)}; growth per running task: heap ${heapPerTask.toFixed(1)} KiB, RSS ${rssPerTask.toFixed(1)} KiB`);
 
     // Task lives end: each agent checks back completed, then its pod exits 0.
+    const finishPhase = await begin(`finishing ${finishCount} tasks`);
     const finishing = taskIds.slice(0, finishCount);
     const writesBeforeFinish = kube.writes(NAMESPACE);
     const finishStarted = performance.now();
@@ -309,6 +370,7 @@ async function main() {
     const finishSeconds = (performance.now() - finishStarted) / 1000;
     // The exit grace after a check-back, when the dispatcher cleans up what is left.
     await new Promise((resolve) => setTimeout(resolve, 20_000));
+    await end(finishPhase);
     const finishWrites = writesSince(writesBeforeFinish, kube.writes(NAMESPACE));
     const finals = new Map();
     for (const id of finishing) countStatus(finals, receiver.finals.get(id));
@@ -316,6 +378,8 @@ async function main() {
 
     console.log(`API writes per task life (counted by the API server): starting ${perTask(createWrites, taskCount)}; finishing and clean-up (${finishCount} tasks in ${finishSeconds.toFixed(1)} s) ${perTask(finishWrites, finishCount) || 'none'}; total ${perLife.toFixed(2)}`);
     console.log(`statuses: POST /tasks ${tally(statuses.post)}; check-in ${tally(statuses.checkin)}; check-back ${tally(statuses.checkback)}; callbacks ${tally(finals)}; API server 429s ${kube.throttled}; watches answered 410 Gone ${kube.expiredWatches}`);
+    console.log(`requests the API server's limit (${serverQps}/s, burst ${serverBurst}) counted, by phase:`);
+    throttlingReport(kube, phases);
     const burstRatios = bursts.map((b) => b.seconds / median(bare));
     console.log(`burst start time: ${spread(bursts.map((b) => b.seconds), (v) => `${v.toFixed(1)} s`)}, p95 ${percentile(bursts.map((b) => b.seconds), 95).toFixed(1)} s; over the bare loop ${spread(burstRatios, (v) => `${v.toFixed(2)}x`)}; over the QPS floor ${bursts.every((b) => b.floor > 0) ? spread(bursts.map((b) => b.seconds / b.floor), (v) => `${v.toFixed(2)}x`) : 'none (each burst fits in KUBE_API_BURST)'}`);
     const ok = requireStatuses('POST /tasks', statuses.post, [201, 503]) & requireStatuses('check-in', statuses.checkin, [200, 201]) & requireStatuses('check-back', statuses.checkback, [200, 201]) & requireStatuses('callbacks', finals, ['completed']);

@@ -92,6 +92,14 @@ export class KubeApiServer {
   private limitRefilled = performance.now();
   /** How many requests the server-side rate limit answered 429. */
   throttled = 0;
+  /**
+   * With a rate limit: when each request it counted reached it (performance.now()), and which
+   * it answered 429, so a benchmark can tell which requests met the limit and how fast they came.
+   */
+  readonly limited: { at: number; method: string; path: string; throttled: boolean }[] = [];
+  /** Requests `hangNext` accepted and never answered, and those of them whose connection is still open. */
+  hungRequests = 0;
+  private readonly hung = new Set<http.IncomingMessage>();
   url = '';
 
   private constructor(private readonly options: KubeApiServerOptions) {
@@ -169,6 +177,27 @@ export class KubeApiServer {
     this.faults.push({ remaining: count, match, apply: (_res, req) => req.socket.destroy() });
   }
 
+  /**
+   * The next `count` matching requests are read and then never answered, not even at `recover`
+   * (a server that accepts and hangs): only the client can end them, by closing the connection.
+   */
+  hangNext(count: number, match: (method: string, path: string) => boolean = () => true): void {
+    this.faults.push({
+      remaining: count,
+      match,
+      apply: (_res, req) => {
+        this.hungRequests += 1;
+        this.hung.add(req);
+        req.socket.once('close', () => this.hung.delete(req));
+      },
+    });
+  }
+
+  /** Hung requests whose connection the client has not closed. */
+  openHungRequests(): number {
+    return this.hung.size;
+  }
+
   /** The next `count` matching requests are served as usual, but only after `ms` (a slow API server). */
   delayNext(count: number, ms: number, match: (method: string, path: string) => boolean = () => true): void {
     this.delays.push({ remaining: count, match, ms });
@@ -234,9 +263,13 @@ export class KubeApiServer {
       delay.remaining -= 1;
       await new Promise((resolve) => setTimeout(resolve, delay.ms));
     }
-    if (!['1', 'true'].includes(url.searchParams.get('watch') ?? '') && !this.withinRateLimit()) {
-      this.throttled += 1;
-      return this.status(res, 429, 'TooManyRequests', 'Too many requests, please try again later.', { 'Retry-After': '1' });
+    if (this.options.maxRequestsPerSecond && !['1', 'true'].includes(url.searchParams.get('watch') ?? '')) {
+      const within = this.withinRateLimit();
+      this.limited.push({ at: performance.now(), method, path: url.pathname, throttled: !within });
+      if (!within) {
+        this.throttled += 1;
+        return this.status(res, 429, 'TooManyRequests', 'Too many requests, please try again later.', { 'Retry-After': '1' });
+      }
     }
     const fault = this.faults.find((f) => f.remaining > 0 && f.match(method, url.pathname));
     if (fault) {

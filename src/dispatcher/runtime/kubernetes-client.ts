@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
-import { ApiException, BatchV1Api, CoreV1Api, KubeConfig, NetworkingV1Api } from '@kubernetes/client-node';
+import { ApiException, BatchV1Api, Configuration, CoreV1Api, createConfiguration, KubeConfig, NetworkingV1Api, ServerConfiguration, setHeaderMiddleware } from '@kubernetes/client-node';
+import { CallDeadlines, DEFAULT_API_TIMEOUT_SECONDS } from './kubernetes-call-deadline';
 import { TokenBucket } from './kubernetes-rate-limiter';
 
 export { TokenBucket } from './kubernetes-rate-limiter';
@@ -39,9 +40,15 @@ export interface RetryPolicy {
 }
 
 export const DEFAULT_RETRY: RetryPolicy = { attempts: 6, baseDelayMs: 250, maxDelayMs: 15000 };
-const TRANSIENT_NETWORK = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED']);
+const TRANSIENT_NETWORK = new Set([
+  'ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'EAI_AGAIN',
+  'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_CLOSED', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT',
+]);
 
-/** The two API groups the backend uses, every call rate-limited and retried when transient. */
+/**
+ * The API groups the backend uses, every call rate-limited, given KUBE_API_TIMEOUT_SECONDS
+ * to be answered (kubernetes-call-deadline.ts), and retried when transient.
+ */
 export class KubeApi {
   readonly batch: BatchV1Api;
   readonly core: CoreV1Api;
@@ -51,18 +58,42 @@ export class KubeApi {
   /** Set inside `urgently`: the calls made there take the rate limiter's urgent lane. */
   private readonly lane = new AsyncLocalStorage<'urgent'>();
 
-  constructor(readonly kubeConfig: KubeConfig, private readonly limiter: TokenBucket, private readonly retry: RetryPolicy = DEFAULT_RETRY) {
-    this.batch = kubeConfig.makeApiClient(BatchV1Api);
-    this.core = kubeConfig.makeApiClient(CoreV1Api);
-    this.networking = kubeConfig.makeApiClient(NetworkingV1Api);
+  private readonly deadlines: CallDeadlines;
+
+  constructor(
+    readonly kubeConfig: KubeConfig,
+    private readonly limiter: TokenBucket,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+    timeoutMs = DEFAULT_API_TIMEOUT_SECONDS * 1000,
+  ) {
+    this.deadlines = new CallDeadlines(timeoutMs);
+    this.batch = new BatchV1Api(this.clientConfiguration());
+    this.core = new CoreV1Api(this.clientConfiguration());
+    this.networking = new NetworkingV1Api(this.clientConfiguration());
   }
 
-  /** Runs one API call; 429, 5xx and connection resets are retried with backoff, honouring Retry-After. */
+  /** As `KubeConfig.makeApiClient` builds it, plus the middleware that gives each request its call's deadline. */
+  private clientConfiguration(): Configuration {
+    const cluster = this.kubeConfig.getCurrentCluster();
+    if (!cluster) throw new Error('The kubeconfig names no current cluster (set its current-context)');
+    return createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: this.kubeConfig },
+      middleware: [setHeaderMiddleware('User-Agent', 'agent-task-dispatcher')],
+      promiseMiddleware: [this.deadlines.middleware()],
+    });
+  }
+
+  /**
+   * Runs one API call; 429, 5xx, connection resets and requests unanswered within the
+   * time-out are retried with backoff, honouring Retry-After. Each try takes a token and has
+   * its own time-out.
+   */
   async call<T>(what: string, request: () => Promise<T>, retry: RetryPolicy = this.retry): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       await this.limiter.take(this.lane.getStore() ?? 'ordinary');
       try {
-        return await request();
+        return await this.deadlines.run(request);
       } catch (error) {
         if (attempt >= retry.attempts || !isTransient(error) || this.closed) throw error;
         const backoff = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));

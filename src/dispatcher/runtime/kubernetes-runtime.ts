@@ -14,6 +14,7 @@ import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-c
 import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
+import { DEFAULT_API_TIMEOUT_SECONDS } from './kubernetes-call-deadline';
 import { followPodLog } from './kubernetes-log-follow';
 import { slimJob, slimPod } from './kubernetes-slim';
 import { readyWarmPod } from './kubernetes-warm-claim';
@@ -34,6 +35,8 @@ export interface KubernetesRuntimeOptions {
   /** KUBE_API_QPS and KUBE_API_BURST: the client-side token bucket every API call goes through. */
   qps: number;
   burst?: number;
+  /** KUBE_API_TIMEOUT_SECONDS: an API request (not a watch or log follow) unanswered this long is aborted (default 30 s). */
+  apiTimeoutSeconds?: number;
   /** What a task may add to its pod (KUBE_TASK_*); default: nothing. */
   taskAdditions?: PodAdditionRules;
   /** Disruption policy and pod template applied to every Job (kubernetes-job-shaping.ts). */
@@ -93,7 +96,8 @@ export class KubernetesRuntime implements RuntimeBackend {
 
   constructor(private readonly options: KubernetesRuntimeOptions) {
     const kubeConfig = options.kubeConfig ?? loadKubeConfig(options.kubeconfigPath ?? null);
-    this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps, options.burst ?? options.qps * 2), options.retry ?? DEFAULT_RETRY);
+    const timeoutMs = (options.apiTimeoutSeconds ?? DEFAULT_API_TIMEOUT_SECONDS) * 1000;
+    this.api = new KubeApi(kubeConfig, new TokenBucket(options.qps, options.burst ?? options.qps * 2), options.retry ?? DEFAULT_RETRY, timeoutMs);
     this.secrets = new AgentSecrets(this.api);
     this.settings = { namespace: options.namespace, dispatcherName: options.dispatcherName, ttlSecondsAfterFinished: options.ttlSecondsAfterFinished, shaping: options.shaping, storage: options.storage };
     this.egress = {
@@ -131,6 +135,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       shaping: { doNotDisrupt: config.kubernetes.doNotDisrupt, backoffLimit: config.kubernetes.jobBackoffLimit, podTemplate: config.kubernetes.podTemplate },
       qps: config.kubeApiQps,
       burst: config.kubeApiBurst,
+      apiTimeoutSeconds: config.kubernetes.apiTimeoutSeconds,
       kubeconfigPath: config.kubeconfig,
       storage: { ephemeral: config.agentFloor.ephemeralStorage, emptyDirSizeLimit: config.agentFloor.emptyDirSizeLimit },
       dispatcher: {

@@ -21,6 +21,7 @@ describe('Kubernetes settings', () => {
       namespaces: ['agents'],
       pendingGraceSeconds: 900,
       apiOutageGraceSeconds: 120,
+      apiTimeoutSeconds: 30,
       watchSilenceSeconds: 90,
       doNotDisrupt: true,
       jobBackoffLimit: 6,
@@ -51,5 +52,7 @@ describe('Kubernetes settings', () => {
     expect(problemsOf({ KUBE_POD_TEMPLATE: '{"spec":{"restartPolicy":"Always"}}' })).toEqual([expect.stringMatching(/^KUBE_POD_TEMPLATE spec may not set "restartPolicy"/)]);
     expect(problemsOf({ KUBE_POD_TEMPLATE: '{"spec":{"containers":[{"name":"agent","image":"x"}]}}' })).toEqual(['KUBE_POD_TEMPLATE spec.containers.0 may not set "image" (allowed: name, resources)']);
     expect(problemsOf({ PENDING_GRACE_SECONDS: '0' })).toEqual(['PENDING_GRACE_SECONDS must be a whole number from 1 to 604800 (got "0")']);
+    expect(problemsOf({ KUBE_API_TIMEOUT_SECONDS: '0' })).toEqual(['KUBE_API_TIMEOUT_SECONDS must be a whole number from 1 to 300 (got "0")']);
+    expect(problemsOf({ KUBE_API_TIMEOUT_SECONDS: '301' })).toEqual(['KUBE_API_TIMEOUT_SECONDS must be a whole number from 1 to 300 (got "301")']);
   });
 });

@@ -25,6 +25,8 @@ export interface KubernetesSettings {
   pendingGraceSeconds: number;
   /** /ready stays up through an API server outage shorter than this (0: never). */
   apiOutageGraceSeconds: number;
+  /** An API request (not a watch or log follow) unanswered this long is aborted and counts as the server unreachable. */
+  apiTimeoutSeconds: number;
   /** A watch that has heard nothing, not even a bookmark, for this long is restarted. */
   watchSilenceSeconds: number;
   /** safe-to-evict / do-not-disrupt annotations on agent pods. */
@@ -68,6 +70,8 @@ export function readKubernetesSettings(r: Reader, env: Record<string, string | u
     namespaces: [...new Set([namespace, ...names('KUBE_NAMESPACES', [namespace])])],
     pendingGraceSeconds: r.int('PENDING_GRACE_SECONDS', 900, 1, 7 * 86400),
     apiOutageGraceSeconds: r.int('KUBE_API_OUTAGE_GRACE_SECONDS', 120, 0, 86400),
+    // 30 s: docs/dispatcher.md says why. Above 300 s the HTTP client's own header and body time-outs end a request first.
+    apiTimeoutSeconds: r.int('KUBE_API_TIMEOUT_SECONDS', 30, 1, 300),
     watchSilenceSeconds: r.int('KUBE_WATCH_SILENCE_SECONDS', 90, 5, 3600),
     doNotDisrupt: r.bool('KUBE_DO_NOT_DISRUPT', true),
     jobBackoffLimit: r.int('KUBE_JOB_BACKOFF_LIMIT', 6, 0, 100),
