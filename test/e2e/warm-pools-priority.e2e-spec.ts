@@ -22,7 +22,7 @@ const mayRaise = (() => {
   return ((BigInt(`0x${capabilities}`) >> 23n) & 1n) === 1n;
 })();
 
-/** A refill never takes the cores from agents at work: idle pool agents boot and wait at nice +10, a claimed one works at the spawner's priority (every thread of it). */
+/** A refill never takes the cores from agents at work: idle pool agents boot and wait at nice 19 (every thread of them), a claimed one works at the spawner's priority (every thread of it). */
 describe('warm pool agents on the process engine: CPU priority', () => {
   let system: TestSystem;
 
@@ -36,11 +36,12 @@ describe('warm pool agents on the process engine: CPU priority', () => {
     killPoolAgents(agents.map((agent) => agent.agent_id));
   });
 
-  it('runs an idle agent at nice +10, and gives every thread of it its priority back when it takes a task', async () => {
+  it('runs every thread of an idle agent at nice 19, and gives every thread of it its priority back when it takes a task', async () => {
     const [idle] = (await poolAgents(system)).filter((row) => row.state === 'idle');
     const [pid] = poolAgentProcesses(idle.agent_id);
     const base = niceOf(process.pid);
-    expect(niceOf(pid)).toBe(mayRaise ? Math.min(19, base + 10) : base);
+    // The threads its runtime started before the spawner lowered it too (Node starts its platform threads at once).
+    expect(new Set(threadNices(pid))).toEqual(new Set([mayRaise ? 19 : base]));
 
     const request = makeTaskRequest({ agent_image: 'agent-examples/sleep', brief_key: '', env: { SLEEP_SECONDS: '30' } });
     expect((await taskApi(system).create(request)).status).toBe(201);

@@ -56,6 +56,9 @@ function mayRaisePriority(): boolean {
  * was lowered (V8's workers, libuv's pool) keep the lower one unless each is raised. Elsewhere the
  * process's value is all there is.
  */
+/** A lowered agent's threads are looked at again this long after its start, for those its first ones started. */
+const RELOWER_AFTER_MS = 200;
+
 function threadsOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).map(Number);
@@ -225,6 +228,24 @@ export class Spawner {
       agent.lowered = true;
     } catch (error) {
       log(`could not lower the priority of ${agent.taskId}: ${String(error)}`);
+      return;
+    }
+    // Threads the agent started before its main thread was lowered (a runtime's compiler and
+    // garbage collector threads start at once) kept the spawner's priority and booted at it;
+    // those started since inherit the lower one. Once now, and once more when its start is over.
+    this.lowerThreads(agent);
+    setTimeout(() => this.lowerThreads(agent), RELOWER_AFTER_MS).unref();
+  }
+
+  private lowerThreads(agent: Agent): void {
+    if (!agent.lowered || agent.exitCode !== undefined) return;
+    const nice = Math.min(19, this.ownPriority + IDLE_NICE);
+    for (const thread of threadsOf(agent.pid)) {
+      try {
+        if (getPriority(thread) < nice) setPriority(thread, nice);
+      } catch {
+        // the thread ended meanwhile
+      }
     }
   }
 
