@@ -81,3 +81,34 @@ export function makeSpec(over: Partial<AgentSpec> = {}): AgentSpec {
 export async function waitFor(check: () => boolean, timeoutMs = 8000, what = 'a condition'): Promise<void> {
   await waitUntil(() => check(), timeoutMs, what, 20);
 }
+
+/**
+ * A fresh test API server for each test and the backends a test starts on it (`start`, with
+ * `defaults` under the test's own options), all closed after the test. `server()` is the
+ * current test's server (call it in a `beforeEach` declared after this).
+ */
+export function backendsPerTest(defaults: Partial<KubernetesRuntimeOptions> = {}) {
+  let server: KubeApiServer;
+  const running: BackendUnderTest[] = [];
+  beforeEach(async () => {
+    server = await KubeApiServer.start({ token: TOKEN });
+  });
+  afterEach(async () => {
+    for (const under of running.splice(0)) await under.backend.close();
+    await server.close();
+  });
+  return {
+    server: () => server,
+    /** The test's server closed and started again with `options` (its backends are the test's to start after). */
+    restartServer: async (options: Omit<Parameters<typeof KubeApiServer.start>[0], 'token'>) => {
+      await server.close();
+      server = await KubeApiServer.start({ token: TOKEN, ...options });
+      return server;
+    },
+    start: (options: Partial<KubernetesRuntimeOptions> = {}): BackendUnderTest => {
+      const under = startBackend(server, { ...defaults, ...options });
+      running.push(under);
+      return under;
+    },
+  };
+}

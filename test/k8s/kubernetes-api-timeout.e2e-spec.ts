@@ -2,7 +2,7 @@ import { jobName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { RuntimeUnavailableError } from '../../src/dispatcher/runtime/runtime';
 import { roleRegistry } from '../../src/shared/metrics/metrics';
 import { KubeApiServer } from './kube-api-server';
-import { BackendUnderTest, makeSpec, startBackend, TOKEN, waitFor } from './kube-fixtures';
+import { backendsPerTest, makeSpec, waitFor } from './kube-fixtures';
 
 const createJob = (method: string, path: string) => method === 'POST' && path.endsWith('/jobs');
 const isWatch = (r: { query: URLSearchParams }) => r.query.get('watch') === 'true';
@@ -15,21 +15,11 @@ async function timeouts(verb: string, resource: string): Promise<number> {
 
 /** KUBE_API_TIMEOUT_SECONDS: an API server that accepts a request and never answers it. */
 describe('Kubernetes backend when the API server hangs a request', () => {
+  const k8s = backendsPerTest({ apiTimeoutSeconds: 0.5 });
+  const start = k8s.start;
   let server: KubeApiServer;
-  const running: BackendUnderTest[] = [];
-  const start = (options: Parameters<typeof startBackend>[1] = {}) => {
-    const under = startBackend(server, { apiTimeoutSeconds: 0.5, ...options });
-    running.push(under);
-    return under;
-  };
-
-  beforeEach(async () => {
-    server = await KubeApiServer.start({ token: TOKEN });
-  });
-
-  afterEach(async () => {
-    for (const under of running.splice(0)) await under.backend.close();
-    await server.close();
+  beforeEach(() => {
+    server = k8s.server();
   });
 
   it('aborts a Job create left unanswered, closes its connection, counts it, and creates the Job on the next try', async () => {

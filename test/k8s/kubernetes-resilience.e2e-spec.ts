@@ -1,27 +1,17 @@
 import { jobName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { TokenBucket } from '../../src/dispatcher/runtime/kubernetes-client';
 import { KubeApiServer } from './kube-api-server';
-import { BackendUnderTest, kubeConfigFor, makeSpec, startBackend, TOKEN, waitFor } from './kube-fixtures';
+import { backendsPerTest, kubeConfigFor, makeSpec, waitFor } from './kube-fixtures';
 
 const isJobWatch = (r: { path: string; query: URLSearchParams }) => r.path.endsWith('/jobs') && r.query.get('watch') === 'true';
 const isJobList = (r: { method: string; path: string; query: URLSearchParams }) => r.method === 'GET' && r.path.endsWith('/jobs') && !r.query.get('watch') && !r.query.get('limit');
 
 describe('Kubernetes backend when the API server misbehaves', () => {
+  const k8s = backendsPerTest();
+  const start = k8s.start;
   let server: KubeApiServer;
-  const running: BackendUnderTest[] = [];
-  const start = (...args: Parameters<typeof startBackend> extends [unknown, ...infer R] ? R : never) => {
-    const under = startBackend(server, ...args);
-    running.push(under);
-    return under;
-  };
-
-  beforeEach(async () => {
-    server = await KubeApiServer.start({ token: TOKEN });
-  });
-
-  afterEach(async () => {
-    for (const under of running.splice(0)) await under.backend.close();
-    await server.close();
+  beforeEach(() => {
+    server = k8s.server();
   });
 
   /** A backend with one submitted agent, its Job and pod watches open, and the Job lists so far. */
@@ -35,8 +25,7 @@ describe('Kubernetes backend when the API server misbehaves', () => {
   }
 
   it('restarts a watch that goes silent past its bookmark interval, and sees what it missed', async () => {
-    await server.close();
-    server = await KubeApiServer.start({ token: TOKEN, bookmarkIntervalMs: 200 });
+    server = await k8s.restartServer({ bookmarkIntervalMs: 200 });
     const under = start({ watchSilenceSeconds: 1 });
     const spec = makeSpec();
     await under.backend.submit(spec);
