@@ -81,6 +81,18 @@ describe('dispatcher task logs', () => {
     expect((await taskApi(first).get(taskId)).body.data.status).toBe('completed');
   });
 
+  it('lets an agent tidy up after its check-back for its exit grace: the stray sweep (every 4 s) does not stop it', async () => {
+    // Five seconds of tidy-up, past the sweep's interval, then its last line and a clean exit.
+    const taskId = await submit({ agent_image: 'agent-examples/sleep', env: { SLEEP_SECONDS: '1', LINGER_MS: '5000' } });
+    await waitForStatus(first, taskId, ['completed'], 20_000);
+    const output = await waitFor(async () => {
+      const logs = await http('GET', `${first.dispatcherUrl}/tasks/${taskId}/logs`, { headers: { 'X-API-Key': first.apiKey } });
+      return logs.text.includes('[sleep] completed') || logs.text.includes('SIGTERM') ? logs.text : null;
+    }, 15_000, "the agent's last line");
+    expect(output).toContain('[sleep] completed');
+    expect(output).not.toContain('SIGTERM');
+  });
+
   it('refuses a follow flag that is not a boolean, and an unknown task', async () => {
     const headers = { 'X-API-Key': first.apiKey };
     const bad = await http('GET', `${first.dispatcherUrl}/tasks/${crypto.randomUUID()}/logs?follow=maybe`, { headers });

@@ -8,7 +8,7 @@ import { assertObjectKey, OBJECT_STORAGE, ObjectStorage } from '../../shared/sto
 import { ProgressForwarder } from '../callbacks/progress-forwarder';
 import { taskCheckinLatency } from '../metrics/dispatcher-metrics';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
-import { isFinal } from '../tasks/task-state';
+import { AGENT_EXIT_GRACE_MS, isFinal } from '../tasks/task-state';
 import { TaskLogs } from '../tasks/task-logs';
 import { TaskSignals } from '../tasks/task-signals';
 import { TaskEntity } from '../tasks/task.entity';
@@ -16,8 +16,6 @@ import { TasksRepository } from '../tasks/tasks.repository';
 import { AgentAccess } from './agent-access';
 import { CheckbackDto, ProgressDto } from './agent.dto';
 
-/** How long an agent may keep running after its check-back before it is stopped. */
-const EXIT_GRACE_MS = 15_000;
 const RESULT_KEY = /^results\/([0-9a-f-]{36})\/./;
 const SKILL_PACKAGE_KEY = /^skills\/sha256\/[0-9a-f]{64}\.zip$/;
 
@@ -91,7 +89,7 @@ export class AgentService {
     this.signals.taskFinished(finished.runtimeRef !== null && this.runtimes.reaches(finished));
     this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
     void this.taskLogs.storeNow(finished);
-    setTimeout(() => void this.runtimes.stopAndRemoveFinished(finished), EXIT_GRACE_MS).unref();
+    setTimeout(() => void this.runtimes.stopAndRemoveFinished(finished), AGENT_EXIT_GRACE_MS).unref();
   }
 
   /** The task's brief and the skill packages pinned on it: the objects an agent may read. */

@@ -4,7 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { AgentState, RuntimeBackend, RuntimeUnavailableError } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
-import { isFinal, TaskStatus } from '../tasks/task-state';
+import { inExitGrace, isFinal, TaskStatus } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
 import { runtimeKeyOf, TaskEntity } from '../tasks/task.entity';
 import { hasEnded, PoolsService } from '../pools/pools.service';
@@ -364,7 +364,9 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
         const poolAgent = await this.pools.findAgent(agent.taskId);
         if (poolAgent?.state === 'idle') continue;
         const task = await this.tasks.findById(poolAgent?.taskId ?? agent.taskId);
-        const stray = poolAgent?.state === 'gone' || (task ? isFinal(task.status) : options.unknownToo);
+        // An agent whose task is final but still within its exit grace may be tidying up after its
+        // check-back: the check-back's own timer stops it when the grace is over.
+        const stray = poolAgent?.state === 'gone' || (task ? isFinal(task.status) && !inExitGrace(task) : options.unknownToo);
         if (stray) {
           this.logger.log({ taskId: agent.taskId, ref: agent.ref }, 'Removing an agent of a finished or unknown task');
           // Unless its exit, applied meanwhile, removed it: the runtime's list may be older than that.

@@ -29,3 +29,10 @@ export const isFinal = (status: TaskStatus): boolean => DISPATCHER_TASKS.isFinal
 export const canTransition = (from: TaskStatus, to: TaskStatus): boolean => DISPATCHER_TASKS.canTransition(from, to);
 /** The states a task may be in for a move to `to` to apply. */
 export const sourcesOf = (to: TaskStatus): TaskStatus[] => DISPATCHER_TASKS.sourcesOf(to);
+
+/** How long an agent may keep running after its task is final (a check-back's tidy-up) before it is stopped. */
+export const AGENT_EXIT_GRACE_MS = 15_000;
+
+/** A final task whose agent is still within AGENT_EXIT_GRACE_MS: its own stop comes then, not a sweep's. */
+export const inExitGrace = (task: { finishedAt: Date | null }, now = Date.now()): boolean =>
+  task.finishedAt !== null && now - task.finishedAt.getTime() < AGENT_EXIT_GRACE_MS;
