@@ -41,7 +41,9 @@ describe('Kubernetes API test server', () => {
   it('records FailedCreate Warning events on a Job whose pods are refused, retrying until they are allowed', async () => {
     server.jobs.refusePods('default', 'exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1');
     const created = await json(api('POST', jobs, job('a')));
-    const events = async () => (await json(api('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DJob%2CinvolvedObject.name%3Da'))).items;
+    // A list comes in key order, as etcd's: oldest first by the server's revision, as a client sorts them.
+    const events = async () => (await json(api('GET', '/api/v1/namespaces/default/events?fieldSelector=involvedObject.kind%3DJob%2CinvolvedObject.name%3Da'))).items
+      .sort((a: { metadata: { resourceVersion: string } }, b: { metadata: { resourceVersion: string } }) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
     await new Promise((resolve) => setTimeout(resolve, 150));
     expect(await events()).toEqual([expect.objectContaining({
       type: 'Warning', reason: 'FailedCreate',

@@ -314,15 +314,20 @@ export class KubeApiServer {
   }
 
   private list(res: http.ServerResponse, resource: Resource, query: ListQuery, params: URLSearchParams): void {
-    const all = this.store.list(resource, query);
-    const offset = Number(params.get('continue') ? Buffer.from(params.get('continue')!, 'base64url').toString() : 0);
+    // In key order (namespace, then name) as etcd returns them, and a continue token that names the
+    // last key given: an object changed between two pages does not move across them.
+    const keyOf = (object: KubeObject) => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+    const all = this.store.list(resource, query).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0));
+    const after = params.get('continue') ? Buffer.from(params.get('continue')!, 'base64url').toString() : null;
+    const found = after === null ? 0 : all.findIndex((object) => keyOf(object) > after);
+    const start = found === -1 ? all.length : found;
     const limit = Number(params.get('limit') ?? 0) || all.length;
-    const items = all.slice(offset, offset + limit);
-    const more = offset + limit < all.length;
+    const items = all.slice(start, start + limit);
+    const more = start + limit < all.length;
     this.json(res, 200, {
       kind: `${KINDS[resource].kind}List`,
       apiVersion: KINDS[resource].apiVersion,
-      metadata: { resourceVersion: String(this.store.currentRevision), ...(more ? { continue: Buffer.from(String(offset + limit)).toString('base64url') } : {}) },
+      metadata: { resourceVersion: String(this.store.currentRevision), ...(more ? { continue: Buffer.from(keyOf(items[items.length - 1])).toString('base64url') } : {}) },
       items,
     });
   }

@@ -485,7 +485,8 @@ export class KubernetesRuntime implements RuntimeBackend {
     try {
       const fieldSelector = `involvedObject.kind=Pod,involvedObject.name=${pod.metadata.name}`;
       const events = await this.api.call('list Events', () => this.api.core.listNamespacedEvent({ namespace, fieldSelector }), { ...DEFAULT_RETRY, attempts: 2 });
-      const warning = events.items.filter((event) => event.type === 'Warning' && event.message).at(-1);
+      // A list comes in key order (the events' generated names), not in time order.
+      const warning = events.items.filter((event) => event.type === 'Warning' && event.message).sort((a, b) => eventTime(a) - eventTime(b)).at(-1);
       return warning?.message && !message.includes(warning.message) && !warning.message.includes(message)
         ? `${message} (${warning.reason}: ${warning.message})`
         : message;
