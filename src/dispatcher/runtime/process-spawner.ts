@@ -67,6 +67,17 @@ function threadsOf(pid: number): number[] {
   }
 }
 
+/** Gives every thread of `pid` the nice value `nice` (those `when` accepts); a thread that ended meanwhile is passed over. */
+function setThreadsPriority(pid: number, nice: number, when: (current: number) => boolean = () => true): void {
+  for (const thread of threadsOf(pid)) {
+    try {
+      if (when(getPriority(thread))) setPriority(thread, nice);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+}
+
 export class Spawner {
   private readonly agents = new Map<string, Agent>();
   private readonly clients = new Set<net.Socket>();
@@ -240,25 +251,13 @@ export class Spawner {
   private lowerThreads(agent: Agent): void {
     if (!agent.lowered || agent.exitCode !== undefined) return;
     const nice = Math.min(19, this.ownPriority + IDLE_NICE);
-    for (const thread of threadsOf(agent.pid)) {
-      try {
-        if (getPriority(thread) < nice) setPriority(thread, nice);
-      } catch {
-        // the thread ended meanwhile
-      }
-    }
+    setThreadsPriority(agent.pid, nice, (current) => current < nice);
   }
 
   private raise(taskId: string): void {
     const agent = this.agents.get(taskId);
     if (!agent?.lowered || agent.exitCode !== undefined) return;
-    for (const thread of threadsOf(agent.pid)) {
-      try {
-        setPriority(thread, this.ownPriority);
-      } catch {
-        // the thread ended meanwhile
-      }
-    }
+    setThreadsPriority(agent.pid, this.ownPriority);
     agent.lowered = false;
   }
 
