@@ -28,8 +28,6 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
   /** Each waiter is given its task when this replica assigned it, or nothing (look it up) otherwise. */
   private readonly waiters = new Map<string, Set<(taskId?: string) => void>>();
   private listener?: PgListener;
-  /** One NOTIFY at a time on the listener's connection (pg queues a query sent while another runs, and warns). */
-  private notifying: Promise<void> = Promise.resolve();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -53,9 +51,7 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
    */
   announce(agentId: string, taskId: string): void {
     this.wake(agentId, taskId);
-    const listener = this.listener;
-    if (!listener) return;
-    this.notifying = this.notifying.then(() => listener.notify(agentId)).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not notify a claim'));
+    void this.listener?.notify(agentId).catch((error: unknown) => this.logger.debug({ err: error }, 'Could not notify a claim'));
   }
 
   /** The claim of one agent: its task once assigned, null when `waitSeconds` pass first. */

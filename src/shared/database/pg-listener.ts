@@ -12,8 +12,12 @@ const RECONNECT_MS = [500, 1000, 2000, 5000];
  */
 export class PgListener {
   private client?: Client;
+  /** Set once the connection's LISTEN has been answered: only then is it used for a NOTIFY. */
+  private listening = false;
   private stopped = false;
   private attempt = 0;
+  /** The NOTIFY under way, if any: the next one waits for it. */
+  private sending: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly url: string,
@@ -26,17 +30,28 @@ export class PgListener {
     return this.connect();
   }
 
-  /** True while connected. */
+  /** True while connected and listening. */
   get connected(): boolean {
-    return this.client !== undefined;
+    return this.listening;
   }
 
-  async notify(payload: string): Promise<void> {
-    await this.client?.query('SELECT pg_notify($1, $2)', [this.channel, payload]);
+  /**
+   * NOTIFYs on the channel, one at a time however many callers ask at once: `pg` queues a query
+   * sent while another runs on its connection, which it deprecates (and pg 9 refuses). Without a
+   * listening connection it sends nothing; the reconnect's `onNotify` stands for what was missed.
+   */
+  notify(payload: string): Promise<void> {
+    const sent = this.sending.then(async () => {
+      const client = this.listening ? this.client : undefined;
+      await client?.query('SELECT pg_notify($1, $2)', [this.channel, payload]);
+    });
+    this.sending = sent.catch(() => undefined);
+    return sent;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.listening = false;
     await this.client?.end().catch(() => undefined);
   }
 
@@ -49,6 +64,8 @@ export class PgListener {
     try {
       await client.connect();
       await client.query(`LISTEN ${this.channel}`);
+      if (client !== this.client) return;
+      this.listening = true;
       this.attempt = 0;
       this.onNotify(undefined);
     } catch (error) {
@@ -62,6 +79,7 @@ export class PgListener {
   private reconnect(client: Client): void {
     if (this.stopped || client !== this.client) return;
     this.client = undefined;
+    this.listening = false;
     const delay = RECONNECT_MS[Math.min(this.attempt++, RECONNECT_MS.length - 1)];
     setTimeout(() => void this.connect(), delay).unref();
   }
