@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { AgentClient, AgentProtocolError } from './agent-client.js';
@@ -7,6 +8,8 @@ interface Seen {
   url: string;
   headers: IncomingMessage['headers'];
   body: Buffer;
+  /** The client's end of the connection the request came on. */
+  port: number;
 }
 
 type Handler = (seen: Seen, response: ServerResponse) => void;
@@ -18,7 +21,7 @@ async function fakeDispatcher(handler: Handler): Promise<{ url: string; seen: Se
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const entry = { method: request.method!, url: request.url!, headers: request.headers, body: Buffer.concat(chunks) };
+      const entry = { method: request.method!, url: request.url!, headers: request.headers, body: Buffer.concat(chunks), port: request.socket.remotePort! };
       seen.push(entry);
       handler(entry, response);
     });
@@ -98,6 +101,32 @@ describe('AgentClient', () => {
     expect(seen[0]).toMatchObject({ method: 'GET', url: '/agent/objects/briefs/a%20b.json' });
     expect(seen[1]).toMatchObject({ method: 'PUT', url: `/agent/objects/results/${TASK_ID}/out.json`, headers: { 'content-type': 'application/json' } });
     expect(seen[1].body.toString()).toBe('{"x":1}');
+  });
+
+  it('writes binary objects byte for byte, a slice of a larger buffer included', async () => {
+    const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true }));
+    const bytes = randomBytes(70_000);
+    await client.writeObject(client.resultKey('out.bin'), bytes.subarray(1_000, 66_000));
+    expect(seen[0].headers['content-length']).toBe('65000');
+    expect(seen[0].body.equals(bytes.subarray(1_000, 66_000))).toBe(true);
+  });
+
+  it('makes its calls over one kept-alive connection', async () => {
+    const { client, seen } = await clientFor((_s, r) => reply(r, 200, { ok: true, data: { brief_key: '', env: {} } }));
+    await client.checkin();
+    await client.progress(50);
+    await client.checkback({ status: 'completed' });
+    expect(seen.map((entry) => entry.url)).toEqual(['/agent/checkin', '/agent/progress', '/agent/checkback']);
+    expect(new Set(seen.map((entry) => entry.port)).size).toBe(1);
+  });
+
+  it('gives up on a dispatcher that takes the request but never answers, after requestTimeoutMs', async () => {
+    const { client, seen } = await clientFor(() => undefined);
+    const impatient = new AgentClient({ taskId: TASK_ID, dispatcherUrl: client.dispatcherUrl, agentKey: 'k', retries: 0, requestTimeoutMs: 200 });
+    const started = Date.now();
+    await expect(impatient.progress(1)).rejects.toMatchObject({ code: 'unreachable', message: expect.stringContaining('no answer within 200 ms') });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(seen).toHaveLength(1);
   });
 
   it('retries 5xx answers with backoff and then succeeds', async () => {

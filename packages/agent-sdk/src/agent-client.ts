@@ -1,3 +1,4 @@
+import { exchange, HttpAnswer } from './http-exchange.js';
 import { installSkills, InstalledSkill, InstallSkillsOptions, SkillRef } from './install-skills.js';
 
 /**
@@ -59,8 +60,8 @@ export interface AgentClientOptions {
   /**
    * W3C trace context sent as `traceparent` / `tracestate` on every call, so the dispatcher's
    * spans of this agent's calls join the task's trace. `fromEnv` takes them from `TRACEPARENT`
-   * / `TRACESTATE`. Leave them out when the agent's own OpenTelemetry instrumentation of fetch
-   * writes these headers.
+   * / `TRACESTATE`. Leave them out when the agent's own OpenTelemetry instrumentation of
+   * `node:http` (which the client's calls go through) writes these headers.
    */
   traceparent?: string;
   tracestate?: string;
@@ -169,7 +170,7 @@ export class AgentClient {
         headers: { 'content-type': 'application/json' },
       }, (this.claimWaitSeconds + 10) * 1000);
       if (response.status === 204) continue;
-      const { data } = (await response.json()) as { data: Claim };
+      const { data } = JSON.parse(response.text()) as { data: Claim };
       this.currentTaskId = data.task_id;
       this.agentKey = data.agent_key;
       return data;
@@ -205,15 +206,12 @@ export class AgentClient {
 
   /** Reads an object the task may see (its brief). */
   async readObject(key: string): Promise<Buffer> {
-    const response = await this.send('GET', this.objectPath(key));
-    return Buffer.from(await response.arrayBuffer());
+    return (await this.send('GET', this.objectPath(key))).body;
   }
 
   /** Writes an object under `results/<task_id>/`; other keys are refused with 403. */
   async writeObject(key: string, body: Buffer | string, contentType = 'application/octet-stream'): Promise<void> {
-    // A copy on its own ArrayBuffer: the DOM lib's BodyInit refuses a Buffer (its backing store may be shared).
-    const bytes = typeof body === 'string' ? body : Uint8Array.from(body);
-    await this.send('PUT', this.objectPath(key), { body: bytes, headers: { 'content-type': contentType } });
+    await this.send('PUT', this.objectPath(key), { body, headers: { 'content-type': contentType } });
   }
 
   private objectPath(key: string): string {
@@ -225,24 +223,24 @@ export class AgentClient {
       body: JSON.stringify(payload),
       headers: { 'content-type': 'application/json' },
     });
-    const text = await response.text();
+    const text = response.text();
     return (text ? JSON.parse(text) : {}) as T;
   }
 
   /** One request, retried on connection errors and 5xx answers with doubling waits, for `retryForMs` or until the task's deadline, whichever is later. */
-  private async send(method: string, path: string, init: { body?: Uint8Array<ArrayBuffer> | string; headers?: Record<string, string> } = {}, timeoutMs = this.requestTimeoutMs): Promise<Response> {
+  private async send(method: string, path: string, init: { body?: Uint8Array | string; headers?: Record<string, string> } = {}, timeoutMs = this.requestTimeoutMs): Promise<HttpAnswer> {
     const url = this.dispatcherUrl + path;
     const until = Math.max(Date.now() + this.retryForMs, this.deadline ?? 0);
     const mayRetry = (attempt: number) => attempt < this.retries && Date.now() + this.delayOf(attempt) <= until;
     for (let attempt = 0; ; attempt += 1) {
-      let response: Response;
+      let response: HttpAnswer;
       try {
-        response = await fetch(url, {
+        response = await exchange(url, {
           method,
           // X-Task-Id names the task for keys that do not (the brief's key, the global key).
           headers: { ...this.traceHeaders, 'x-agent-key': this.agentKey, ...(this.currentTaskId ? { 'x-task-id': this.currentTaskId } : {}), ...init.headers },
           body: init.body,
-          signal: AbortSignal.timeout(timeoutMs),
+          timeoutMs,
         });
       } catch (error) {
         if (mayRetry(attempt)) {
@@ -253,11 +251,10 @@ export class AgentClient {
       }
       if (response.ok) return response;
       if (response.status >= 500 && mayRetry(attempt)) {
-        await response.body?.cancel();
         await this.pause(attempt);
         continue;
       }
-      throw await toProtocolError(method, path, response);
+      throw toProtocolError(method, path, response);
     }
   }
 
@@ -270,8 +267,8 @@ export class AgentClient {
   }
 }
 
-async function toProtocolError(method: string, path: string, response: Response): Promise<AgentProtocolError> {
-  const text = await response.text();
+function toProtocolError(method: string, path: string, response: HttpAnswer): AgentProtocolError {
+  const text = response.text();
   let envelope: ErrorEnvelope = {};
   try {
     envelope = JSON.parse(text) as ErrorEnvelope;
