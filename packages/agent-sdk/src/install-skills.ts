@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
 import * as path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { AgentClient } from './agent-client.js';
 import { DEFAULT_UNZIP_LIMITS, unzipSafely, UnzipLimits } from './safe-unzip.js';
 
@@ -75,7 +74,9 @@ export async function readManifest(folder: string): Promise<Record<string, unkno
   const block = text === null ? null : FRONT_MATTER.exec(text);
   if (!block) return null;
   try {
-    const parsed: unknown = parseYaml(block[1]);
+    // Loaded here, not with the client: an agent without skills never pays for a YAML parser at its start.
+    const { parse } = await import('yaml');
+    const parsed: unknown = parse(block[1]);
     return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
     return null;

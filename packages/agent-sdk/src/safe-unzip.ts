@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import * as path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import * as yauzl from 'yauzl';
+import type * as yauzl from 'yauzl';
 
 /** What an archive may hold when unpacked: the controller's own package limits. */
 export interface UnzipLimits {
@@ -30,7 +30,9 @@ const S_IFLNK = 0o120000;
  * are written, so a header that lies about sizes is caught) within `limits`.
  */
 export async function unzipSafely(archive: Buffer, target: string, limits: UnzipLimits = DEFAULT_UNZIP_LIMITS): Promise<number> {
-  const zip = await yauzl.fromBufferPromise(archive, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true });
+  // Loaded here, not with the client: an agent without skills never pays for it at its start.
+  const { fromBufferPromise } = await import('yauzl');
+  const zip = await fromBufferPromise(archive, { lazyEntries: true, validateEntrySizes: true, strictFileNames: true });
   if (zip.entryCount > limits.maxEntries) throw new UnsafeArchiveError(`the archive has ${zip.entryCount} entries; at most ${limits.maxEntries} are unpacked`);
   const root = path.resolve(target);
   await mkdir(root, { recursive: true });
