@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { LocalSecrets } from './local-secrets';
 import { Logger } from '@nestjs/common';
 import Docker from 'dockerode';
@@ -54,11 +55,17 @@ export class DockerRuntime implements RuntimeBackend {
   private readonly startFailures = new Map<string, StartFailure>();
   /** Output of removed containers, so a final task's logs can still be read. */
   private readonly keptLogs = new Map<string, Buffer>();
+  /**
+   * Ends the engine requests under way at shutdown. Every running container's exit wait and every
+   * pull listens on it (each listener is removed when its request ends), so it has as many
+   * listeners as agents are at work: no limit, or Node would warn of a leak past ten.
+   */
   private readonly closing = new AbortController();
 
   private readonly secrets: LocalSecrets;
 
   constructor(private readonly options: DockerRuntimeOptions) {
+    setMaxListeners(0, this.closing.signal);
     this.docker = new Docker(dockerConnection(options.dockerHost));
     this.secrets = new LocalSecrets(options.secretsFile ?? null);
   }
