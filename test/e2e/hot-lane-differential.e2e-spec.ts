@@ -1,13 +1,13 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { checkInDispatcher, createDispatchedTask } from '../harness/controller-tasks';
+import { checkInDispatcher, clientBearer, createDispatchedTask, makeTask, operator } from '../harness/controller-tasks';
 import { http } from '../harness/http';
 import { jsonBodyFor, OpenApiDocument, RawAnswer, sendRaw, WriteOperation, writeOperations } from '../harness/openapi-fuzz';
 import { RecordingDispatcher } from '../harness/recording-dispatcher';
 import { startTestSystem, TestSystem } from '../harness/system';
 
 /**
- * The controller answers its hot routes (webhooks, callbacks, progress) ahead of Express, with
+ * The controller answers its hot routes (webhooks, task creation, callbacks, progress) ahead of Express, with
  * parsing of its own; HTTP_HOT_LANE=false leaves them to the Nest routes. Two controllers, one
  * each way, with the same secrets and the same history, get the very same requests (bodies
  * generated from the OpenAPI document's schemas, and the wire's odd corners: whitespace-only
@@ -18,7 +18,7 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 const shared = { FORGE_WEBHOOK_SECRET: `forge-${randomUUID()}`, CALLBACK_SIGNING_KEY: `signing-${randomUUID()}`, AUTH_FAILURE_LIMIT: '100000' };
 
 /** The Nest routes the hot lane answers ahead of Express (the controller's webhook-hot-routes.ts and task-hot-routes.ts), as the document names them. */
-const HOT_PATHS = ['/api/v1/webhooks', '/api/v1/tasks/{guid}/callback', '/api/v1/tasks/{guid}/progress'];
+const HOT_PATHS = ['/api/v1/webhooks', '/api/v1/tasks', '/api/v1/tasks/{guid}/callback', '/api/v1/tasks/{guid}/progress'];
 
 interface Side {
   system: TestSystem;
@@ -90,6 +90,8 @@ describe('the hot lane and the Nest routes, sent the same requests', () => {
         path = path.replace('{guid}', guid);
         headers.authorization = `Bearer ${token}`;
         headers['x-service-signature'] = `sha256=${createHmac('sha256', shared.CALLBACK_SIGNING_KEY).update(bytes).digest('hex')}`;
+      } else if (path === '/api/v1/tasks') {
+        Object.assign(headers, operator(side.system));
       } else {
         // The forge's signature (as @octokit/webhooks-methods makes it) over the exact bytes, BOM included.
         Object.assign(headers, {
@@ -102,7 +104,7 @@ describe('the hot lane and the Nest routes, sent the same requests', () => {
     })) as Promise<[RawAnswer, RawAnswer]>;
   }
 
-  it('covers the three hot routes, each a write operation of the document', () => {
+  it('covers the four hot routes, each a write operation of the document', () => {
     expect(operations.map((operation) => operation.path).sort()).toEqual([...HOT_PATHS].sort());
   });
 
@@ -137,4 +139,48 @@ describe('the hot lane and the Nest routes, sent the same requests', () => {
     }
     expect(differences).toEqual([]);
   }, Math.max(240_000, RUNS * 3 * 1000));
+
+  it('creates tasks for every kind of caller alike, refuses the others alike, and writes the same audit rows', async () => {
+    const valid = JSON.stringify(makeTask());
+    const [laneReader, nestReader, laneWriter, nestWriter] = await Promise.all([
+      clientBearer(lane.system, ['tasks:read']), clientBearer(nest.system, ['tasks:read']),
+      clientBearer(lane.system, ['tasks:write']), clientBearer(nest.system, ['tasks:write']),
+    ]);
+    const callers: { label: string; headers: (side: Side) => Record<string, string>; body?: string; query?: string }[] = [
+      { label: 'operator token', headers: (side) => operator(side.system) },
+      { label: 'client with tasks:write', headers: (side) => (side === lane ? laneWriter : nestWriter) },
+      { label: 'client without tasks:write', headers: (side) => (side === lane ? laneReader : nestReader) },
+      { label: 'client with tasks:write, invalid body', headers: (side) => (side === lane ? laneWriter : nestWriter), body: JSON.stringify({ ...makeTask(), timeout_seconds: -1 }) },
+      { label: 'no credentials', headers: () => ({}) },
+      { label: 'an unknown token', headers: () => ({ authorization: 'Token made-up' }) },
+      { label: 'an unknown bearer token', headers: () => ({ authorization: 'Bearer made-up' }) },
+      { label: 'another scheme', headers: () => ({ authorization: 'Basic dXNlcjpwYXNz' }) },
+      { label: 'a bearer token with two spaces', headers: (side) => ({ authorization: (side === lane ? laneWriter : nestWriter).authorization.replace(' ', '  ') }) },
+      { label: 'a bearer token in the header and the body', headers: (side) => (side === lane ? laneWriter : nestWriter), body: JSON.stringify({ ...makeTask(), access_token: 'x' }) },
+      { label: 'a bearer token in the query alone', headers: () => ({}), query: '?access_token=made-up' },
+    ];
+    const differences: string[] = [];
+    const statuses: number[] = [];
+    for (const { label, headers, body, query } of callers) {
+      const [onLane, onNest] = await Promise.all([lane, nest].map((side) => sendRaw(`${side.system.controllerUrl}/api/v1/tasks/${query ?? ''}`, 'POST', { 'content-type': 'application/json', ...headers(side) }, Buffer.from(body ?? valid), false)));
+      statuses.push(onLane.status);
+      // Each side made its own clients (clientBearer names them at random).
+      const [a, b] = [onLane, onNest].map((answer) => ({ ...(comparable({ ...answer, text: answer.text.replace(/client-[\w:-]+-[a-z0-9]{1,6}\b/g, '<client>') }) as object), challenge: answer.headers['www-authenticate'] }));
+      if (JSON.stringify(a) !== JSON.stringify(b)) differences.push(`${label}: lane ${onLane.status} ${onLane.text.slice(0, 160)} / nest ${onNest.status} ${onNest.text.slice(0, 160)}`);
+    }
+    expect(differences).toEqual([]);
+    expect(statuses.slice(0, 4)).toEqual([201, 201, 403, 400]);
+
+    // The audit rows of those requests, newest first, alike but for ids, times and the two sides' client names.
+    const rows = async (side: Side) => {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const answer = await sendRaw(`${side.system.controllerUrl}/api/v1/audit/?action=tasks.create&limit=50`, 'GET', operator(side.system), Buffer.alloc(0), false);
+      return (JSON.parse(answer.text) as { results: Record<string, unknown>[] }).results
+        .map(({ actor, action, resource_type, outcome, details }) => ({ actor: (actor as { kind: string }).kind, action, resource_type, outcome, details }));
+    };
+    const [laneRows, nestRows] = await Promise.all([rows(lane), rows(nest)]);
+    expect(laneRows.map((row) => row.outcome)).toEqual(['refused', 'refused', 'succeeded', 'succeeded']);
+    expect(JSON.parse(JSON.stringify(laneRows).replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')))
+      .toEqual(JSON.parse(JSON.stringify(nestRows).replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')));
+  }, 120_000);
 });

@@ -1,16 +1,20 @@
 import { ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { toErrorView } from '../../shared/errors/error-response';
-import { AUTH_REQUIREMENT, AuthenticatedRequest } from '../auth/auth.guard';
-import { AuthRequirement, Principal } from '../auth/principal';
+import { AuthenticatedRequest, authRequirementOf } from '../auth/auth.guard';
+import { Principal } from '../auth/principal';
 import { AUDIT_RESOURCE, AuditResourceOptions } from './audit.decorators';
 import { auditEntryOf, AuditPlan, auditPlanOf } from './audit-plan';
 import { AuditWriter } from './audit-writer';
 
+/** What an audit row is made of, of the request: an Express request, or the hot lane's equivalent. */
+export type AuditedRequest = Pick<AuthenticatedRequest, 'method' | 'params' | 'body' | 'ip' | 'principal'>;
+
 /**
  * Makes the audit row of a state-changing request from the route's metadata and hands it
  * to the AuditWriter: the interceptor calls it once the handler has answered or thrown,
- * the auth guard when it refuses a known caller the endpoint's scope.
+ * the auth guard when it refuses a known caller the endpoint's scope, and a hot route
+ * (which Nest's interceptor never sees) for the endpoint it answers.
  */
 @Injectable()
 export class AuditTrail {
@@ -23,27 +27,29 @@ export class AuditTrail {
 
   /** The endpoint's audit plan, or null when it is not audited; worked out once per handler. */
   planFor(context: ExecutionContext): AuditPlan | null {
-    const handler = context.getHandler();
+    return this.planOf(context.switchToHttp().getRequest<AuthenticatedRequest>().method, context.getClass(), context.getHandler());
+  }
+
+  /** The plan of `controller`'s `handler` answering `method`. */
+  planOf(method: string, controller: Function, handler: Function): AuditPlan | null {
     const known = this.plans.get(handler);
     if (known !== undefined) return known;
-    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    const controller = context.getClass();
     const plan = auditPlanOf(
-      request.method,
+      method,
       controller.name,
       handler.name,
-      this.reflector.getAllAndOverride<AuthRequirement | undefined>(AUTH_REQUIREMENT, [handler, controller]),
+      authRequirementOf(this.reflector, controller, handler),
       this.reflector.getAllAndOverride<AuditResourceOptions | undefined>(AUDIT_RESOURCE, [handler, controller]),
     );
     this.plans.set(handler, plan);
     return plan;
   }
 
-  succeeded(plan: AuditPlan, request: AuthenticatedRequest, status: number, answer: unknown): void {
+  succeeded(plan: AuditPlan, request: AuditedRequest, status: number, answer: unknown): void {
     if (request.principal) this.write(plan, request.principal, request, status, answer, null);
   }
 
-  threw(plan: AuditPlan, request: AuthenticatedRequest, error: unknown, principal = request.principal): void {
+  threw(plan: AuditPlan, request: AuditedRequest, error: unknown, principal = request.principal): void {
     if (!principal) return;
     const view = toErrorView(error);
     this.write(plan, principal, request, view.status, undefined, view.code);
@@ -55,7 +61,7 @@ export class AuditTrail {
     if (plan) this.threw(plan, context.switchToHttp().getRequest<AuthenticatedRequest>(), error, principal);
   }
 
-  private write(plan: AuditPlan, principal: Principal, request: AuthenticatedRequest, status: number, answer: unknown, errorCode: string | null): void {
+  private write(plan: AuditPlan, principal: Principal, request: AuditedRequest, status: number, answer: unknown, errorCode: string | null): void {
     const seen = { method: request.method, params: request.params as Record<string, string>, body: request.body, ip: request.ip };
     this.writer.add(auditEntryOf(plan, principal, seen, status, answer, errorCode));
   }

@@ -20,15 +20,17 @@ export interface StrategyOutcome<T> {
  * Runs one strategy instance on a request through `passport.authenticate`. Passport writes the
  * request's own callbacks (`success`, `fail`, `error`) onto the strategy object, so each request
  * gets a fresh object inheriting from the instance, as Passport does for a named strategy.
- * An `error` (a refusal the strategy decided itself) rejects with that error.
+ * An `error` (a refusal the strategy decided itself) rejects with that error. The response is
+ * only passed on: with a callback, Passport answers nothing itself, and these strategies never
+ * redirect.
  */
-export function runStrategy<T>(strategy: passport.Strategy, request: IncomingMessage, response: ServerResponse): Promise<StrategyOutcome<T>> {
+export function runStrategy<T>(strategy: passport.Strategy, request: IncomingMessage, response?: ServerResponse): Promise<StrategyOutcome<T>> {
   return new Promise((resolve, reject) => {
     const perRequest = Object.create(strategy) as passport.Strategy;
     const middleware = passport.authenticate(perRequest, { session: false }, (error: unknown, user: T | false) => {
       if (error) reject(error);
       else resolve({ user: user ?? false });
-    }) as (request: IncomingMessage, response: ServerResponse, next: (error?: unknown) => void) => void;
+    }) as (request: IncomingMessage, response: ServerResponse | undefined, next: (error?: unknown) => void) => void;
     middleware(request, response, (error?: unknown) => (error ? reject(error) : resolve({ user: false })));
   });
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { parse as parseQuery, ParsedUrlQuery } from 'node:querystring';
 import { match, MatchFunction } from 'path-to-regexp';
 import { DomainError } from '../errors/domain-error';
 import { tooLarge } from './drain-unread-body';
@@ -9,6 +10,8 @@ import { withServerSpan } from '../tracing/http-spans';
 export interface HotRequest {
   params: Record<string, string>;
   headers: IncomingHttpHeaders;
+  /** The query string parsed as Express 5's default ("simple") parser does. */
+  query: ParsedUrlQuery;
   rawBody: Buffer;
   body: unknown;
   /** Why the body was refused (unparsable, or refused by the JSON guard), for a route that takes such bodies. */
@@ -75,11 +78,13 @@ export function serveHotRoutesFirst(server: Server, routes: HotRoute[], options:
     if (event === 'request') {
       const [request, response] = args as [IncomingMessage, ServerResponse];
       if (request.method === 'POST' && takesLane(request)) {
-        const path = (request.url ?? '').split('?')[0];
+        const url = request.url ?? '';
+        const mark = url.indexOf('?');
+        const [path, query] = mark < 0 ? [url, ''] : [url.slice(0, mark), url.slice(mark + 1)];
         for (const { route, match: matches } of matchers) {
           const hit = matchPath(matches, path);
           if (!hit) continue;
-          withServerSpan(request, response, route.path, () => options.observe(request, response, route.path, () => answer(route, hit, request, response, options)));
+          withServerSpan(request, response, route.path, () => options.observe(request, response, route.path, () => answer(route, hit, query, request, response, options)));
           return true;
         }
       }
@@ -98,9 +103,9 @@ function matchPath(matches: MatchFunction<Partial<Record<string, string | string
   }
 }
 
-function answer(route: HotRoute, params: Record<string, string>, request: IncomingMessage, response: ServerResponse, options: HotLaneOptions): void {
+function answer(route: HotRoute, params: Record<string, string>, query: string, request: IncomingMessage, response: ServerResponse, options: HotLaneOptions): void {
   readBody(request, options.limitBytes)
-    .then((rawBody) => route.handle({ params, headers: request.headers, rawBody, address: options.addressOf(request), ...parseBody(rawBody, route) }))
+    .then((rawBody) => route.handle({ params, headers: request.headers, query: parseQuery(query), rawBody, address: options.addressOf(request), ...parseBody(rawBody, route) }))
     .then(
       (result) => {
         const text = JSON.stringify(result.body);
