@@ -112,7 +112,12 @@ function answer(route: HotRoute, params: Record<string, string>, query: string, 
         response.writeHead(result.status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
         response.end(text);
       },
-      (error: unknown) => options.respondWithError(error, request, response),
+      (error: unknown) => {
+        // A client that left before its body was through is owed no answer and is no server error:
+        // the access log's line for it says `request aborted`, as for a request Express was reading.
+        if (!request.complete && request.socket.destroyed) return void response.destroy();
+        options.respondWithError(error, request, response);
+      },
     );
 }
 
