@@ -1,19 +1,27 @@
 #!/usr/bin/env node
 // The smallest agent, for scripts/bench-pipeline.mjs: checks in, reports the moment its
-// check-in was answered to BENCH_REPORT_URL, checks back `completed` and exits. Plain
-// fetch, nothing from the project, so it measures the pipeline and not an agent's work.
+// check-in was answered to BENCH_REPORT_URL, checks back `completed` and exits. node:http
+// (fetch's implementation is loaded and compiled at its first call: tens of milliseconds of
+// CPU), nothing from the project, so it measures the pipeline and not an agent's work.
+import { request } from 'node:http';
+
 const { TASK_ID, DISPATCHER_URL, AGENT_KEY, BENCH_REPORT_URL } = process.env;
 
-async function post(url, body, headers) {
-  const answer = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(60_000),
+function post(url, body, headers) {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const outgoing = request(url, { method: 'POST', timeout: 60_000, headers: { 'content-type': 'application/json', 'content-length': bytes.length, ...headers } }, (answer) => {
+      const chunks = [];
+      answer.on('data', (chunk) => chunks.push(chunk));
+      answer.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (answer.statusCode >= 200 && answer.statusCode < 300) resolve(text);
+        else reject(new Error(`${url} answered ${answer.statusCode}: ${text.slice(0, 300)}`));
+      });
+    });
+    outgoing.on('timeout', () => outgoing.destroy(new Error(`${url} did not answer within 60 s`)));
+    outgoing.on('error', reject).end(bytes);
   });
-  const text = await answer.text();
-  if (!answer.ok) throw new Error(`${url} answered ${answer.status}: ${text.slice(0, 300)}`);
-  return text;
 }
 
 const agent = { 'x-agent-key': AGENT_KEY };

@@ -1,15 +1,22 @@
 // The smallest agent the dispatcher can run: check in, report when the process began and
 // when the check-in was answered (BENCH_REPORT_URL, when set), check back completed, exit.
-// Plain fetch and no imports, so the process start is as small as Node allows;
-// bench-dispatcher-start.mjs maps an image to it and also spawns it bare as the baseline.
+// node:http, which Node has loaded at start, rather than fetch, whose implementation Node loads
+// and compiles at its first call (tens of milliseconds of CPU): the process start is as small as
+// Node allows. bench-dispatcher-start.mjs maps an image to it and also spawns it bare as the baseline.
+import { request } from 'node:http';
+
 const { TASK_ID, DISPATCHER_URL, AGENT_KEY, BENCH_REPORT_URL } = process.env;
-const headers = { 'content-type': 'application/json', 'x-agent-key': AGENT_KEY };
 const now = () => performance.timeOrigin + performance.now();
 
-async function post(url, body) {
-  const answer = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
-  await answer.arrayBuffer();
-  if (!answer.ok) throw new Error(`${url} answered ${answer.status}`);
+function post(url, body) {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const headers = { 'content-type': 'application/json', 'content-length': bytes.length, 'x-agent-key': AGENT_KEY };
+    request(url, { method: 'POST', headers }, (answer) => {
+      answer.resume();
+      answer.on('end', () => (answer.statusCode >= 200 && answer.statusCode < 300 ? resolve() : reject(new Error(`${url} answered ${answer.statusCode}`))));
+    }).on('error', reject).end(bytes);
+  });
 }
 
 await post(`${DISPATCHER_URL}/agent/checkin`, { task_id: TASK_ID });

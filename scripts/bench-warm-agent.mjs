@@ -1,26 +1,46 @@
-// bench-checkin-agent.mjs for warm pools: the same smallest agent, which first waits for its
-// claim when it was started without TASK_ID (AGENT_POOL and AGENT_ID set). It reports when its
-// check-in was answered to BENCH_REPORT_URL, read from the check-in's env (a warm agent gets the
-// task's env there only) or its own. Plain fetch, no imports.
-const { DISPATCHER_URL, AGENT_POOL, AGENT_ID } = process.env;
-let { TASK_ID, AGENT_KEY } = process.env;
+// The warm pools' bench agent, written with the agent SDK as users write one: `AgentClient.fromEnv()`
+// waits for its claim when it was started without TASK_ID (AGENT_POOL and AGENT_ID set) and runs
+// cold unchanged otherwise. It reports when its check-in was answered to BENCH_REPORT_URL, read
+// from the check-in's env (a warm agent gets the task's env there only) or its own, with, when
+// warm, when its claim was answered and what its main thread did from then to the check-in's
+// answer: time on a core, and time runnable but waiting for one (Linux's
+// /proc/thread-self/schedstat; null elsewhere). Then it checks back completed and exits.
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { AgentClient } from '@agent-task/agent-sdk';
+
 const now = () => performance.timeOrigin + performance.now();
 
-async function post(path, body, expect = [200]) {
-  const answer = await fetch(path.startsWith('http') ? path : `${DISPATCHER_URL}${path}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', 'x-agent-key': AGENT_KEY }, body: JSON.stringify(body),
-  });
-  const text = await answer.text();
-  if (!expect.includes(answer.status)) throw new Error(`${path} answered ${answer.status}: ${text}`);
-  return { status: answer.status, body: text ? JSON.parse(text) : null };
+/** This thread's time on a core and time waiting for one, in ns, or null. */
+function schedstat() {
+  try {
+    const [onCore, waiting] = readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ').map(Number);
+    return { onCore, waiting };
+  } catch {
+    return null;
+  }
 }
 
-while (!TASK_ID) {
-  const claim = await post('/agent/claim?wait_seconds=25', { pool: AGENT_POOL, agent_id: AGENT_ID }, [200, 204]);
-  if (claim.status === 200) ({ task_id: TASK_ID, agent_key: AGENT_KEY } = claim.body.data);
+function report(url, body) {
+  const bytes = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': bytes.length } }, (answer) => {
+      answer.resume();
+      answer.on('end', resolve);
+    }).on('error', reject).end(bytes);
+  });
 }
-const checkin = await post('/agent/checkin', { task_id: TASK_ID });
+
+const agent = AgentClient.fromEnv();
+let claimed = null;
+if (agent.pool) {
+  await agent.claim();
+  claimed = { t: now(), sched: schedstat() };
+}
+const { env } = await agent.checkin();
 const checkedIn = now();
-const reportUrl = checkin.body.data.env.BENCH_REPORT_URL ?? process.env.BENCH_REPORT_URL;
-if (reportUrl) await post(reportUrl, { task_id: TASK_ID, t: checkedIn, origin: performance.timeOrigin });
-await post('/agent/checkback', { task_id: TASK_ID, status: 'completed' });
+const sched = schedstat();
+const mainThread = claimed?.sched && sched ? { on_core_ms: (sched.onCore - claimed.sched.onCore) / 1e6, waiting_ms: (sched.waiting - claimed.sched.waiting) / 1e6 } : null;
+const reportUrl = env.BENCH_REPORT_URL ?? process.env.BENCH_REPORT_URL;
+if (reportUrl) await report(reportUrl, { task_id: agent.taskId, t: checkedIn, claimed: claimed?.t ?? null, main_thread: mainThread, origin: performance.timeOrigin });
+await agent.checkback({ status: 'completed' });

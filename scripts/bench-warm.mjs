@@ -3,7 +3,7 @@
 // docker engine): the dispatcher role as production runs it (LOG_LEVEL=info, s3rver, Redis,
 // local PostgreSQL), tasks posted open-loop at BENCH_RATE (20) a second.
 //  - start: POST /tasks to the agent's check-in. Process engine: the check-in answer as the
-//    agent reports it (scripts/bench-warm-agent.mjs, the smallest agent, claiming first when
+//    agent reports it (scripts/bench-warm-agent.mjs, an agent written with the SDK, claiming first when
 //    warm). Podman: the shell-warm image cannot report, so the time is the dispatcher's own
 //    record of the check-in (its `Agent checked in` log line, stamped when the check-in moved
 //    the task to running, on the same clock as the bench).
@@ -25,6 +25,7 @@ import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { createHmac } from 'node:crypto';
+import pg from 'pg';
 import { bootAllInOne, bootServer, countStatus, loadKubeApiServer, root, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const rate = Number(process.env.BENCH_RATE ?? 20);
@@ -68,7 +69,7 @@ async function startReceiver() {
     request.on('end', () => {
       const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
       if (request.url === '/report') {
-        event(body.task_id).checkedIn = body.t;
+        Object.assign(event(body.task_id), { checkedIn: body.t, claimed: body.claimed, mainThread: body.main_thread });
         waiters.get(`${body.task_id}/report`)?.();
       }
       const finished = /^\/callback\/([0-9a-f-]{36})$/.exec(request.url ?? '')?.[1];
@@ -303,10 +304,11 @@ async function benchController(services, work, receiver) {
           const t0 = now();
           const guid = await post(warm);
           await receiver.waitFor(guid, 'report');
-          return { guid, latency: receiver.events.get(guid).checkedIn - t0 };
+          return { guid, t0, latency: receiver.events.get(guid).checkedIn - t0 };
         });
         await finalsAt(server, headers, figures.guids);
         console.log(`  ${name}, ${warm ? 'warm' : 'cold'}: to check-in p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, max ${ms(figures.max)}`);
+        if (warm) console.log(`    ${await warmStages(db.url, figures, receiver)}`);
         return figures;
       };
       const { runs, baselines } = await interleaved(rounds, run(false), run(true));
@@ -332,7 +334,37 @@ async function pacedAt(count, start) {
   }
   const done = await Promise.all(pending);
   const latencies = done.map((task) => task.latency);
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies), guids: done.map((task) => task.guid) };
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies), guids: done.map((task) => task.guid), tasks: done };
+}
+
+/**
+ * Where a warm run's time went, each stage's median over its tasks (so they need not add up to
+ * the total's): the bench's POST, the controller's task row, the dispatcher's, the task given to
+ * a pool agent (each row's time as PostgreSQL stamped it, on the same clock), the agent's claim
+ * answer and its check-in answer (as it saw them), and what the agent's main thread did between
+ * those two: time on a core against time runnable but waiting for one.
+ */
+async function warmStages(databaseUrl, figures, receiver) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      `SELECT c.guid, extract(epoch FROM c.created_at) * 1000 AS stored, extract(epoch FROM d.created_at) * 1000 AS dispatcher,
+              extract(epoch FROM p.claimed_at) * 1000 AS given
+         FROM controller.tasks c JOIN dispatcher.tasks d ON d.task_id = c.guid JOIN dispatcher.pool_agents p ON p.task_id = c.guid
+        WHERE c.guid = ANY($1::uuid[])`,
+      [figures.guids],
+    );
+    const at = new Map(rows.map((row) => [row.guid, { stored: Number(row.stored), dispatcher: Number(row.dispatcher), given: Number(row.given) }]));
+    const stage = (of) => ms(percentile(figures.tasks.filter((task) => at.has(task.guid)).map((task) => of(task, at.get(task.guid), receiver.events.get(task.guid))), 50));
+    const threads = figures.tasks.map((task) => receiver.events.get(task.guid).mainThread).filter(Boolean);
+    const thread = threads.length ? `; the agent's main thread from claim to check-in answer: ${ms(percentile(threads.map((t) => t.on_core_ms), 50))} on a core, ${ms(percentile(threads.map((t) => t.waiting_ms), 50))} waiting for one` : '';
+    return `stages, medians (${at.size} of ${figures.tasks.length} tasks warm): POST -> controller's row ${stage((task, row) => row.stored - task.t0)}, -> dispatcher's row ${stage((task, row) => row.dispatcher - row.stored)}, `
+      + `-> given to a pool agent ${stage((task, row) => row.given - row.dispatcher)}, -> claim answer at the agent ${stage((task, row, event) => event.claimed - row.given)}, `
+      + `-> check-in answer ${stage((task, row, event) => event.checkedIn - event.claimed)}${thread}`;
+  } finally {
+    await client.end();
+  }
 }
 
 /** Each task's final status at the controller (every one must be `completed`). */
