@@ -83,4 +83,19 @@ describe('one LISTEN/NOTIFY connection shared by many callers', () => {
       stop();
     }
   });
+
+  it('never says it is connected, nor sends, once stopped, even when stopped while its LISTEN was on the way', async () => {
+    const sender = listener(channel(), () => undefined);
+    const { overlaps, stop } = overlappingQueries();
+    try {
+      const starting = sender.start();
+      await sender.stop();
+      await starting;
+      expect(sender.connected).toBe(false);
+      await expect(sender.notify('after the stop')).resolves.toBeUndefined();
+      expect(overlaps).toEqual([]);
+    } finally {
+      stop();
+    }
+  });
 });

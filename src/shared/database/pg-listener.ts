@@ -18,13 +18,18 @@ export class PgListener {
   private attempt = 0;
   /** The NOTIFY under way, if any: the next one waits for it. */
   private sending: Promise<void> = Promise.resolve();
+  /** Settles at `stop()`: a connect under way is not waited for past it (pg leaves its promise unsettled when ended meanwhile). */
+  private readonly halted: Promise<'stopped'>;
+  private halt!: () => void;
 
   constructor(
     private readonly url: string,
     private readonly channel: string,
     private readonly onNotify: (payload: string | undefined) => void,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.halted = new Promise((resolve) => (this.halt = () => resolve('stopped')));
+  }
 
   start(): Promise<void> {
     return this.connect();
@@ -52,6 +57,7 @@ export class PgListener {
   async stop(): Promise<void> {
     this.stopped = true;
     this.listening = false;
+    this.halt();
     await this.client?.end().catch(() => undefined);
   }
 
@@ -62,9 +68,10 @@ export class PgListener {
     client.on('end', () => this.reconnect(client));
     this.client = client;
     try {
-      await client.connect();
+      if ((await Promise.race([client.connect(), this.halted])) === 'stopped') return;
       await client.query(`LISTEN ${this.channel}`);
-      if (client !== this.client) return;
+      // Stopped, or replaced by a reconnect, while its LISTEN was on the way.
+      if (this.stopped || client !== this.client) return;
       this.listening = true;
       this.attempt = 0;
       this.onNotify(undefined);
