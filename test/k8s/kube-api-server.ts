@@ -92,6 +92,9 @@ export class KubeApiServer {
   private limitRefilled = performance.now();
   /** How many requests the server-side rate limit answered 429. */
   throttled = 0;
+  /** Requests (not watches, not log follows) received and not yet answered: now, and the most at any moment. */
+  openRequests = 0;
+  peakOpenRequests = 0;
   /**
    * With a rate limit: when each request it counted reached it (performance.now()), and which
    * it answered 429, so a benchmark can tell which requests met the limit and how fast they came.
@@ -254,6 +257,11 @@ export class KubeApiServer {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const method = req.method ?? 'GET';
     res.on('finish', () => this.requests.push({ method, path: url.pathname, query: url.searchParams, status: res.statusCode }));
+    if (url.searchParams.get('watch') !== 'true' && url.searchParams.get('watch') !== '1' && url.searchParams.get('follow') !== 'true') {
+      this.openRequests += 1;
+      this.peakOpenRequests = Math.max(this.peakOpenRequests, this.openRequests);
+      res.once('close', () => (this.openRequests -= 1));
+    }
     const body = await readBody(req);
     if (this.options.token && req.headers.authorization !== `Bearer ${this.options.token}`) {
       return this.status(res, 401, 'Unauthorized', 'Unauthorized');

@@ -1,6 +1,7 @@
 import { jobName } from '../../src/dispatcher/runtime/kubernetes-manifests';
 import { RuntimeUnavailableError } from '../../src/dispatcher/runtime/runtime';
 import { roleRegistry } from '../../src/shared/metrics/metrics';
+import { waitFor as waitUntil } from '../harness/wait';
 import { KubeApiServer } from './kube-api-server';
 import { backendsPerTest, makeSpec, waitFor } from './kube-fixtures';
 
@@ -11,6 +12,11 @@ async function timeouts(verb: string, resource: string): Promise<number> {
   const series = `dispatcher_kube_api_timeouts_total{verb="${verb}",resource="${resource}"} `;
   const line = (await roleRegistry('dispatcher').metrics()).split('\n').find((l) => l.startsWith(series));
   return line ? Number(line.slice(series.length)) : 0;
+}
+
+async function limiterQueueDepth(): Promise<number> {
+  const line = (await roleRegistry('dispatcher').metrics()).split('\n').find((l) => l.startsWith('dispatcher_kube_api_limiter_queue_depth '));
+  return line ? Number(line.split(' ')[1]) : NaN;
 }
 
 /** KUBE_API_TIMEOUT_SECONDS: an API server that accepts a request and never answers it. */
@@ -49,6 +55,11 @@ describe('Kubernetes backend when the API server hangs a request', () => {
   it('lets other calls through its rate limit while one hangs: the hung call holds no token', async () => {
     // One token at a time, two a second: a call that held its token while hung would stall the rest.
     const under = start({ qps: 2, burst: 1, apiTimeoutSeconds: 5 });
+    // A first task sets the namespace up (watches listed, default-deny policy written), so the
+    // pings below queue behind the hung call alone, not behind that set-up at two calls a second.
+    await under.backend.submit(makeSpec());
+    await under.backend.synced();
+    await waitUntil(async () => (await limiterQueueDepth()) === 0, 10_000, 'the set-up calls to be sent', 20);
     server.hangNext(1, createJob);
     const hungSubmit = under.backend.submit(makeSpec());
     await waitFor(() => server.hungRequests === 1, 3000, 'the Job create to hang');

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
 import { ApiException, BatchV1Api, Configuration, CoreV1Api, createConfiguration, KubeConfig, NetworkingV1Api, ServerConfiguration, setHeaderMiddleware } from '@kubernetes/client-node';
 import { CallDeadlines, DEFAULT_API_TIMEOUT_SECONDS } from './kubernetes-call-deadline';
-import { TokenBucket } from './kubernetes-rate-limiter';
+import { InFlightLimit, TokenBucket } from './kubernetes-rate-limiter';
 
 export { TokenBucket } from './kubernetes-rate-limiter';
 
@@ -49,6 +49,13 @@ const TRANSIENT_NETWORK = new Set([
  * The API groups the backend uses, every call rate-limited, given KUBE_API_TIMEOUT_SECONDS
  * to be answered (kubernetes-call-deadline.ts), and retried when transient.
  */
+/**
+ * The fewest places in flight, whatever KUBE_API_BURST: a call the API server leaves
+ * unanswered holds its place until KUBE_API_TIMEOUT_SECONDS, and at a burst of one or two a
+ * single such call would stop every other.
+ */
+const IN_FLIGHT_FLOOR = 10;
+
 export class KubeApi {
   readonly batch: BatchV1Api;
   readonly core: CoreV1Api;
@@ -59,6 +66,8 @@ export class KubeApi {
   private readonly lane = new AsyncLocalStorage<'urgent'>();
 
   private readonly deadlines: CallDeadlines;
+  /** As many requests in flight as the bucket lets go at once (KUBE_API_BURST), and never fewer than IN_FLIGHT_FLOOR. */
+  private readonly inFlight: InFlightLimit;
 
   constructor(
     readonly kubeConfig: KubeConfig,
@@ -67,6 +76,7 @@ export class KubeApi {
     timeoutMs = DEFAULT_API_TIMEOUT_SECONDS * 1000,
   ) {
     this.deadlines = new CallDeadlines(timeoutMs);
+    this.inFlight = new InFlightLimit(Math.max(limiter.burst, IN_FLIGHT_FLOOR));
     this.batch = new BatchV1Api(this.clientConfiguration());
     this.core = new CoreV1Api(this.clientConfiguration());
     this.networking = new NetworkingV1Api(this.clientConfiguration());
@@ -86,14 +96,18 @@ export class KubeApi {
 
   /**
    * Runs one API call; 429, 5xx, connection resets and requests unanswered within the
-   * time-out are retried with backoff, honouring Retry-After. Each try takes a token and has
-   * its own time-out.
+   * time-out are retried with backoff, honouring Retry-After. Each try takes a place in
+   * flight and a token, and has its own time-out; a retry's wait holds no place.
    */
   async call<T>(what: string, request: () => Promise<T>, retry: RetryPolicy = this.retry): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
-      await this.limiter.take(this.lane.getStore() ?? 'ordinary');
+      const lane = this.lane.getStore() ?? 'ordinary';
       try {
-        return await this.deadlines.run(request);
+        // A place in flight first, then a token: the token is taken when the request can go.
+        return await this.inFlight.run(lane, async () => {
+          await this.limiter.take(lane);
+          return this.deadlines.run(request);
+        });
       } catch (error) {
         if (attempt >= retry.attempts || !isTransient(error) || this.closed) throw error;
         const backoff = Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** (attempt - 1));

@@ -1,5 +1,5 @@
 import { roleRegistry } from '../../shared/metrics/metrics';
-import { TokenBucket } from './kubernetes-rate-limiter';
+import { InFlightLimit, TokenBucket } from './kubernetes-rate-limiter';
 
 async function metric(name: string): Promise<number> {
   const line = (await roleRegistry('dispatcher').metrics()).split('\n').find((l) => l.startsWith(`${name} `));
@@ -81,5 +81,95 @@ describe('TokenBucket (KUBE_API_QPS, KUBE_API_BURST)', () => {
   it('refuses a rate or burst that could never serve a request', () => {
     expect(() => new TokenBucket(0, 10)).toThrow(/qps > 0/);
     expect(() => new TokenBucket(5, 0)).toThrow(/burst >= 1/);
+  });
+});
+
+/** A request the test answers when it chooses. */
+function pending(log: string[], name: string): { work: () => Promise<string>; answer: () => void } {
+  let answer!: () => void;
+  const answered = new Promise<void>((resolve) => (answer = resolve));
+  return {
+    work: async () => {
+      log.push(`sent ${name}`);
+      await answered;
+      return name;
+    },
+    answer: () => answer(),
+  };
+}
+
+describe('InFlightLimit (KUBE_API_BURST requests unanswered at once)', () => {
+  it('sends no more than its limit before answers come, then one per answer, in arrival order', async () => {
+    const limit = new InFlightLimit(3);
+    const log: string[] = [];
+    const requests = Array.from({ length: 6 }, (_, i) => pending(log, `r${i}`));
+    const results = requests.map((r) => limit.run('ordinary', r.work));
+    await settle();
+    expect(log).toEqual(['sent r0', 'sent r1', 'sent r2']);
+    expect([limit.inFlight, limit.waiting]).toEqual([3, 3]);
+    requests[1].answer();
+    await settle();
+    expect(log).toEqual(['sent r0', 'sent r1', 'sent r2', 'sent r3']);
+    expect([limit.inFlight, limit.waiting]).toEqual([3, 2]);
+    for (const r of requests) r.answer();
+    expect(await Promise.all(results)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4', 'r5']);
+    expect([limit.inFlight, limit.waiting]).toEqual([0, 0]);
+  });
+
+  it('frees the place of a request that failed', async () => {
+    const limit = new InFlightLimit(1);
+    await expect(limit.run('ordinary', () => Promise.reject(new Error('409 Conflict')))).rejects.toThrow('409 Conflict');
+    await expect(limit.run('ordinary', async () => 'next')).resolves.toBe('next');
+    expect(limit.inFlight).toBe(0);
+  });
+
+  it('keeps a tenth of its places for urgent calls, and hands a freed place to an urgent waiter first', async () => {
+    const limit = new InFlightLimit(10);
+    expect(limit.reserve).toBe(1);
+    const log: string[] = [];
+    const ordinary = Array.from({ length: 11 }, (_, i) => pending(log, `ordinary-${i}`));
+    const ordinaryResults = ordinary.map((r) => limit.run('ordinary', r.work));
+    await settle();
+    // Nine ordinary calls go; the tenth place is the urgent lane's.
+    expect(log).toHaveLength(9);
+    const urgent = [pending(log, 'urgent-0'), pending(log, 'urgent-1')];
+    const urgentResults = urgent.map((r) => limit.run('urgent', r.work));
+    await settle();
+    expect(log.slice(9)).toEqual(['sent urgent-0']);
+    // The next place freed goes to the urgent waiter, though two ordinary ones came before it.
+    ordinary[0].answer();
+    await settle();
+    expect(log.slice(9)).toEqual(['sent urgent-0', 'sent urgent-1']);
+    // With the urgent lane using the reserve, a freed place is not handed to an ordinary waiter.
+    ordinary[1].answer();
+    await settle();
+    expect(log).toHaveLength(11);
+    expect(limit.inFlight).toBe(9);
+    ordinary[2].answer();
+    await settle();
+    expect(log.slice(11)).toEqual(['sent ordinary-9']);
+    for (const r of [...ordinary, ...urgent]) r.answer();
+    await Promise.all([...ordinaryResults, ...urgentResults]);
+    expect(log.slice(11)).toEqual(['sent ordinary-9', 'sent ordinary-10']);
+    expect([limit.inFlight, limit.waiting]).toEqual([0, 0]);
+  });
+
+  it('shows the requests in flight and those waiting for a place on /metrics', async () => {
+    const before = await metric('dispatcher_kube_api_requests_in_flight');
+    const queuedBefore = await metric('dispatcher_kube_api_in_flight_queue_depth');
+    const limit = new InFlightLimit(2);
+    const requests = Array.from({ length: 5 }, (_, i) => pending([], `r${i}`));
+    const results = requests.map((r) => limit.run('ordinary', r.work));
+    await settle();
+    expect(await metric('dispatcher_kube_api_requests_in_flight') - before).toBe(2);
+    expect(await metric('dispatcher_kube_api_in_flight_queue_depth') - queuedBefore).toBe(3);
+    for (const r of requests) r.answer();
+    await Promise.all(results);
+    expect(await metric('dispatcher_kube_api_requests_in_flight') - before).toBe(0);
+    expect(await metric('dispatcher_kube_api_in_flight_queue_depth') - queuedBefore).toBe(0);
+  });
+
+  it('refuses a limit that could never send a request', () => {
+    expect(() => new InFlightLimit(0)).toThrow(/max >= 1/);
   });
 });

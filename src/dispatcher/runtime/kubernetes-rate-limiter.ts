@@ -16,6 +16,18 @@ export const kubeApiLimiterWait = new Histogram({
   registers,
 });
 
+export const kubeApiInFlight = new Gauge({
+  name: 'dispatcher_kube_api_requests_in_flight',
+  help: 'Requests to the Kubernetes API server holding one of the KUBE_API_BURST places in flight: sent and unanswered, or about to be (watches and log follows take none).',
+  registers,
+});
+
+export const kubeApiInFlightQueue = new Gauge({
+  name: 'dispatcher_kube_api_in_flight_queue_depth',
+  help: 'Requests to the Kubernetes API server waiting for a place in flight (KUBE_API_BURST are allowed at once).',
+  registers,
+});
+
 interface Waiter {
   resolve: () => void;
   since: number;
@@ -126,5 +138,72 @@ export class TokenBucket {
       waiter.resolve();
     }
     this.schedule();
+  }
+}
+
+/**
+ * At most `max` requests to the API server sent and not yet answered (KUBE_API_BURST). The
+ * token bucket times when a request is released, not when it arrives: between the two are
+ * this process's event loop, new connections and the API server's own queue, and a server
+ * that stalls for seconds would otherwise meet everything released meanwhile as one bunch
+ * (client-node opens a connection per concurrent request, so nothing else bounds them). With
+ * this bound the most a stalled server meets at once is the burst it was sized for.
+ *
+ * Places are handed on in arrival order, urgent callers first, and a tenth of them is kept
+ * for urgent callers, as the bucket's tokens are: ordinary calls piling up on a slow server
+ * cannot make a claim wait for one of them to be answered.
+ */
+export class InFlightLimit {
+  private active = 0;
+  private readonly urgent = new WaiterQueue();
+  private readonly ordinary = new WaiterQueue();
+  /** Places only the urgent lane may take. */
+  readonly reserve: number;
+
+  constructor(readonly max: number) {
+    if (!(max >= 1)) throw new Error(`an in-flight limit needs max >= 1 (got ${max})`);
+    this.reserve = Math.floor(max / 10);
+  }
+
+  /** Requests holding a place now. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Requests waiting for a place, in both lanes. */
+  get waiting(): number {
+    return this.urgent.length + this.ordinary.length;
+  }
+
+  /** Runs `work` once a place is free, and frees it when `work` settles. */
+  async run<T>(lane: 'ordinary' | 'urgent', work: () => Promise<T>): Promise<T> {
+    const free = lane === 'urgent' ? this.urgent.length === 0 && this.active < this.max : this.waiting === 0 && this.active < this.max - this.reserve;
+    if (free) {
+      this.active += 1;
+      kubeApiInFlight.inc();
+    } else {
+      // The place comes from `leave`, which hands it over without freeing it.
+      await new Promise<void>((resolve) => {
+        (lane === 'urgent' ? this.urgent : this.ordinary).push({ resolve, since: performance.now() });
+        kubeApiInFlightQueue.inc();
+      });
+    }
+    try {
+      return await work();
+    } finally {
+      this.leave();
+    }
+  }
+
+  private leave(): void {
+    // An ordinary waiter takes over a place only below the urgent reserve.
+    const next = this.urgent.length > 0 ? this.urgent : this.ordinary.length > 0 && this.active <= this.max - this.reserve ? this.ordinary : undefined;
+    if (next) {
+      kubeApiInFlightQueue.dec();
+      next.shift().resolve();
+      return;
+    }
+    this.active -= 1;
+    kubeApiInFlight.dec();
   }
 }
