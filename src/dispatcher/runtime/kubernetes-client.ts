@@ -51,8 +51,8 @@ const TRANSIENT_NETWORK = new Set([
  */
 /**
  * The fewest places in flight, whatever KUBE_API_BURST: a call the API server leaves
- * unanswered holds its place until KUBE_API_TIMEOUT_SECONDS, and at a burst of one or two a
- * single such call would stop every other.
+ * unanswered holds its place until KUBE_API_TIMEOUT_SECONDS, and at a small burst a single
+ * such call would stop every other.
  */
 const IN_FLIGHT_FLOOR = 10;
 
@@ -66,7 +66,11 @@ export class KubeApi {
   private readonly lane = new AsyncLocalStorage<'urgent'>();
 
   private readonly deadlines: CallDeadlines;
-  /** As many requests in flight as the bucket lets go at once (KUBE_API_BURST), and never fewer than IN_FLIGHT_FLOOR. */
+  /**
+   * Half of KUBE_API_BURST in flight (never fewer than IN_FLIGHT_FLOOR): a server that stalls
+   * then meets at most those and, once it answers them, as many again on the tokens the
+   * bucket holds by then; together the burst it was sized for.
+   */
   private readonly inFlight: InFlightLimit;
 
   constructor(
@@ -76,7 +80,7 @@ export class KubeApi {
     timeoutMs = DEFAULT_API_TIMEOUT_SECONDS * 1000,
   ) {
     this.deadlines = new CallDeadlines(timeoutMs);
-    this.inFlight = new InFlightLimit(Math.max(limiter.burst, IN_FLIGHT_FLOOR));
+    this.inFlight = new InFlightLimit(Math.max(Math.ceil(limiter.burst / 2), IN_FLIGHT_FLOOR));
     this.batch = new BatchV1Api(this.clientConfiguration());
     this.core = new CoreV1Api(this.clientConfiguration());
     this.networking = new NetworkingV1Api(this.clientConfiguration());

@@ -18,13 +18,13 @@ export const kubeApiLimiterWait = new Histogram({
 
 export const kubeApiInFlight = new Gauge({
   name: 'dispatcher_kube_api_requests_in_flight',
-  help: 'Requests to the Kubernetes API server holding one of the KUBE_API_BURST places in flight: sent and unanswered, or about to be (watches and log follows take none).',
+  help: 'Requests to the Kubernetes API server holding one of the places in flight (half of KUBE_API_BURST, at least 10): sent and unanswered, or about to be (watches and log follows take none).',
   registers,
 });
 
 export const kubeApiInFlightQueue = new Gauge({
   name: 'dispatcher_kube_api_in_flight_queue_depth',
-  help: 'Requests to the Kubernetes API server waiting for a place in flight (KUBE_API_BURST are allowed at once).',
+  help: 'Requests to the Kubernetes API server waiting for a place in flight (half of KUBE_API_BURST, at least 10, are allowed at once).',
   registers,
 });
 
@@ -142,12 +142,13 @@ export class TokenBucket {
 }
 
 /**
- * At most `max` requests to the API server sent and not yet answered (KUBE_API_BURST). The
- * token bucket times when a request is released, not when it arrives: between the two are
- * this process's event loop, new connections and the API server's own queue, and a server
- * that stalls for seconds would otherwise meet everything released meanwhile as one bunch
- * (client-node opens a connection per concurrent request, so nothing else bounds them). With
- * this bound the most a stalled server meets at once is the burst it was sized for.
+ * At most `max` requests to the API server sent and not yet answered (half of
+ * KUBE_API_BURST). The token bucket times when a request is released, not when it arrives:
+ * between the two are this process's event loop, new connections and the API server's own
+ * queue, and a server that stalls for seconds would otherwise meet everything released
+ * meanwhile as one bunch (client-node opens a connection per concurrent request, so nothing
+ * else bounds them). With this bound a stalled server meets at most the requests in flight
+ * and, once it answers them, as many again on the tokens the bucket saved meanwhile.
  *
  * Places are handed on in arrival order, urgent callers first, and a tenth of them is kept
  * for urgent callers, as the bucket's tokens are: ordinary calls piling up on a slow server
