@@ -54,10 +54,13 @@ describe('callback outbox shared by replicas', () => {
     const taskIds: string[] = [];
     for (let i = 0; i < CALLBACKS; i++) taskIds.push(await finishedTask(repository, tokens));
 
-    const loops = replicas.map((replica) => {
-      const poster = new CallbackPoster(config);
+    // Each replica under its own name (DISPATCHER_INSTANCE), as two pods are: a replica's start
+    // frees only the callbacks its own earlier run was sending.
+    const loops = replicas.map((replica, i) => {
+      const replicaConfig = { ...config, dispatcherInstance: `replica-${i}` };
+      const poster = new CallbackPoster(replicaConfig);
       const progress = new ProgressForwarder(poster, tokens, new TasksRepository(replica));
-      return new CallbackDeliveryService(replica, config, poster, tokens, progress, new TaskSignals());
+      return new CallbackDeliveryService(replica, replicaConfig, poster, tokens, progress, new TaskSignals());
     });
     loops.forEach((loop) => loop.onApplicationBootstrap());
     try {

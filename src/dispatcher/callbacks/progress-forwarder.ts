@@ -48,7 +48,14 @@ export class ProgressForwarder {
     if (pending.timer) return;
     pending.timer = setTimeout(() => {
       pending.timer = undefined;
-      pending.sending = this.sendWhileRunning(task.taskId, pending);
+      // The send is decided now: a report that comes while the task is read waits its second
+      // from here, not from the report before (it would otherwise go at once, right after).
+      const previous = pending.lastSentAt;
+      pending.lastSentAt = Date.now();
+      const sending = this.sendWhileRunning(task.taskId, pending, previous).finally(() => {
+        if (pending.sending === sending) pending.sending = undefined;
+      });
+      pending.sending = sending;
     }, this.waitOf(pending));
     pending.timer.unref();
   }
@@ -71,9 +78,12 @@ export class ProgressForwarder {
   }
 
   /** A report due after the task's end is left for `settle`, so it cannot follow the callback. */
-  private async sendWhileRunning(taskId: string, pending: Pending): Promise<void> {
+  private async sendWhileRunning(taskId: string, pending: Pending, lastSentAt: number): Promise<void> {
     const task = await this.tasks.findById(taskId).catch(() => null);
-    if (!task || isFinal(task.status)) return;
+    if (!task || isFinal(task.status)) {
+      pending.lastSentAt = lastSentAt;
+      return;
+    }
     await this.send(taskId, pending);
   }
 
@@ -94,10 +104,11 @@ export class ProgressForwarder {
     return Math.max(0, pending.lastSentAt + MIN_INTERVAL_MS - Date.now());
   }
 
+  /** Drops tasks with nothing waiting, being sent or held back for `settle`. */
   private forgetIdle(): void {
     const cutoff = Date.now() - 10 * MIN_INTERVAL_MS;
     for (const [taskId, pending] of this.byTask) {
-      if (!pending.timer && pending.lastSentAt < cutoff) this.byTask.delete(taskId);
+      if (!pending.timer && !pending.sending && !pending.next && pending.lastSentAt < cutoff) this.byTask.delete(taskId);
     }
   }
 }
