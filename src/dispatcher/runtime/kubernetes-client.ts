@@ -46,16 +46,16 @@ const TRANSIENT_NETWORK = new Set([
 ]);
 
 /**
- * The API groups the backend uses, every call rate-limited, given KUBE_API_TIMEOUT_SECONDS
- * to be answered (kubernetes-call-deadline.ts), and retried when transient.
- */
-/**
  * The fewest places in flight, whatever KUBE_API_BURST: a call the API server leaves
  * unanswered holds its place until KUBE_API_TIMEOUT_SECONDS, and at a small burst a single
  * such call would stop every other.
  */
 const IN_FLIGHT_FLOOR = 10;
 
+/**
+ * The API groups the backend uses, every call rate-limited, given KUBE_API_TIMEOUT_SECONDS
+ * to be answered (kubernetes-call-deadline.ts), and retried when transient.
+ */
 export class KubeApi {
   readonly batch: BatchV1Api;
   readonly core: CoreV1Api;
