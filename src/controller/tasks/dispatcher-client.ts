@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { failureOf, postJson, PostAnswer } from '../../shared/http/json-post';
 import { forwardedTraceHeaders } from '../../shared/tracing/trace-context';
 import { TaskRequest } from '../../shared/task-protocol/task-request';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
@@ -47,36 +48,27 @@ export class DispatcherClient {
   }
 
   private async post(url: string, apiKey: string | null, body: string, traceHeaders: Record<string, string> = forwardedTraceHeaders()): Promise<DispatcherAnswer> {
-    const headers: Record<string, string> = { ...traceHeaders, 'content-type': 'application/json', accept: 'application/json' };
+    const headers: Record<string, string> = { ...traceHeaders, accept: 'application/json', 'user-agent': 'agent-task-controller' };
     if (apiKey) headers['x-api-key'] = apiKey;
-    let response: Response;
+    let answer: PostAnswer;
     try {
-      // Never redirected: a task (its env, its callback token) goes to the registered address only.
-      response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+      answer = await postJson(url, body, headers, REQUEST_TIMEOUT_MS);
     } catch (error) {
-      return { kind: 'unavailable', status: null, message: `no answer from ${new URL(url).host}: ${describe(error)}` };
+      return { kind: 'unavailable', status: null, message: `no answer from ${new URL(url).host}: ${failureOf(error)}` };
     }
-    const text = await response.text().catch(() => '');
-    if (isRedirect(response.status)) {
-      return { kind: 'unavailable', status: response.status, message: `${response.status} from ${new URL(url).host}: a redirect, which is never followed` };
+    const { status, text } = answer;
+    if (isRedirect(status)) {
+      return { kind: 'unavailable', status, message: `${status} from ${new URL(url).host}: a redirect, which is never followed` };
     }
-    if (response.ok) return { kind: 'accepted', status: response.status };
-    const message = `${response.status} from ${new URL(url).host}: ${errorMessageOf(text)}`;
-    const retryable = response.status >= 500 || [408, 409, 429].includes(response.status);
-    return { kind: retryable ? 'unavailable' : 'refused', status: response.status, message };
+    if (status >= 200 && status < 300) return { kind: 'accepted', status };
+    const message = `${status} from ${new URL(url).host}: ${errorMessageOf(text)}`;
+    const retryable = status >= 500 || [408, 409, 429].includes(status);
+    return { kind: retryable ? 'unavailable' : 'refused', status, message };
   }
 }
 
 function isRedirect(status: number): boolean {
   return status >= 300 && status < 400;
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = (error as Error & { cause?: { code?: string } }).cause;
-    return cause?.code ?? error.message;
-  }
-  return String(error);
 }
 
 /** The dispatcher's envelope `{ok: false, error: {message}}`, else the start of the body. */

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
+import { failureOf, postJson } from '../../shared/http/json-post';
 import { forwardedTraceHeaders } from '../../shared/tracing/trace-context';
 import { signCallbackBody } from '../../shared/task-protocol/callback-signature';
 
@@ -22,19 +23,15 @@ export class CallbackPoster {
   async post(url: string, body: string, callbackToken: string, traceHeaders: Record<string, string> = forwardedTraceHeaders()): Promise<PostOutcome> {
     const headers: Record<string, string> = {
       ...traceHeaders,
-      'Content-Type': 'application/json',
-      Authorization: `Bearer ${callbackToken}`,
-      'User-Agent': 'agent-task-dispatcher',
+      authorization: `Bearer ${callbackToken}`,
+      'user-agent': 'agent-task-dispatcher',
     };
-    if (this.config.callbackSigningKey) headers['X-Service-Signature'] = signCallbackBody(this.config.callbackSigningKey, body);
+    if (this.config.callbackSigningKey) headers['x-service-signature'] = signCallbackBody(this.config.callbackSigningKey, body);
     try {
-      const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS), redirect: 'manual' });
-      await response.arrayBuffer().catch(() => undefined);
-      const ok = response.status >= 200 && response.status < 300;
-      return { status: response.status, retryAfter: response.headers.get('retry-after'), error: ok ? null : `HTTP ${response.status}` };
+      const { status, retryAfter } = await postJson(url, body, headers, REQUEST_TIMEOUT_MS);
+      return { status, retryAfter, error: status >= 200 && status < 300 ? null : `HTTP ${status}` };
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause?.code;
-      return { status: null, retryAfter: null, error: cause ?? (error instanceof Error ? error.name : 'request failed') };
+      return { status: null, retryAfter: null, error: failureOf(error) };
     }
   }
 }
