@@ -85,12 +85,22 @@ describe('TasksRepository on PostgreSQL', () => {
 
   it('defers tasks that found no dispatcher, with the reason, until their retry time', async () => {
     const { guid } = await tasks.insert(makeTaskRow({ agentImage: 'deferred' }));
-    const [claimed] = (await tasks.claimPending(100, 60)).filter((task) => task.guid === guid);
-    await tasks.deferPending(new Map([[guid, 'no dispatcher']]), 3600, new Set([guid]));
-    await tasks.releaseClaims([claimed.guid]);
+    expect((await tasks.claimPending(100, 60)).map((task) => task.guid)).toContain(guid);
+    // The deferral ends the claim itself (no release statement after it) and says so.
+    expect([...(await tasks.deferPending(new Map([[guid, 'no dispatcher']]), 3600, new Set([guid])))]).toEqual([guid]);
     expect((await tasks.claimPending(100, 60)).map((task) => task.guid)).not.toContain(guid);
-    const after = await sources[0].query(`SELECT last_dispatch_error, brief_pending FROM "controller"."tasks" WHERE guid = $1`, [guid]);
-    expect(after).toEqual([{ last_dispatch_error: 'no dispatcher', brief_pending: null }]);
+    const after = await sources[0].query(`SELECT last_dispatch_error, brief_pending, dispatch_claimed_until FROM "controller"."tasks" WHERE guid = $1`, [guid]);
+    expect(after).toEqual([{ last_dispatch_error: 'no dispatcher', brief_pending: null, dispatch_claimed_until: null }]);
+  });
+
+  it('leaves a task that is no longer pending out of a deferral, its claim for the caller to release', async () => {
+    const { guid } = await tasks.insert(makeTaskRow({ agentImage: 'deferred-gone' }));
+    expect((await tasks.claimPending(100, 60)).map((task) => task.guid)).toContain(guid);
+    await tasks.transition(guid, 'cancelled');
+    expect([...(await tasks.deferPending(new Map([[guid, 'no dispatcher']]), 3600, new Set([guid])))]).toEqual([]);
+    const [row] = await sources[0].query(`SELECT status, last_dispatch_error, dispatch_claimed_until IS NOT NULL AS claimed FROM "controller"."tasks" WHERE guid = $1`, [guid]);
+    expect(row).toEqual({ status: 'cancelled', last_dispatch_error: null, claimed: true });
+    await tasks.releaseClaims([guid]);
   });
 
   it('assigns only tasks that are still pending, and counts open tasks per dispatcher', async () => {

@@ -120,8 +120,12 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
    */
   private start(batch: Task[]): void {
     const work: Promise<void> = this.dispatch.dispatchBatch(batch)
-      .catch((error: unknown) => this.logger.error({ err: error, tasks: batch.length }, 'Dispatching a batch failed; its tasks stay pending'))
-      .then(() => this.tasks.releaseClaims(batch.map((task) => task.guid)))
+      .catch((error: unknown): Set<string> => {
+        this.logger.error({ err: error, tasks: batch.length }, 'Dispatching a batch failed; its tasks stay pending');
+        return new Set();
+      })
+      // Claims not ended by the statement that recorded a task's outcome (dispatched, deferred).
+      .then((released) => this.tasks.releaseClaims(batch.filter((task) => !released.has(task.guid)).map((task) => task.guid)))
       .catch((error: unknown) => this.logger.warn({ err: error }, 'Could not end the claims of a batch; their lease ends them'))
       .finally(() => {
         this.inFlight.delete(work);

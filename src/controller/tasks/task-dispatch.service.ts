@@ -55,13 +55,14 @@ export class TaskDispatchService {
    * One `receive controller.tasks` span for the batch, linked to each task's stored context
    * (the request that stored it); each task's hand-off is then a span of its own trace.
    */
-  dispatchBatch(batch: Task[]): Promise<void> {
+  dispatchBatch(batch: Task[]): Promise<Set<string>> {
     const links = batch.flatMap((task) => linkTo(storedCarrier(task), { 'task.guid': task.guid }) ?? []);
     const attributes = queueAttributes('receive', { 'messaging.batch.message_count': batch.length });
     return inTaskSpan(`receive ${TASK_QUEUE}`, null, { kind: SpanKind.CONSUMER, links, attributes }, () => this.dispatchClaimed(batch));
   }
 
-  private async dispatchClaimed(batch: Task[]): Promise<void> {
+  /** The guids whose claim ended with the statement that recorded their outcome (the rest are the caller's to release). */
+  private async dispatchClaimed(batch: Task[]): Promise<Set<string>> {
     const deferred = new Map<string, string>();
     const pool = new DispatcherPool(await this.dispatchers.all(), await this.tasks.openTasksByDispatcher());
     // A task no online dispatcher could take waits with the reason; its brief is written
@@ -90,9 +91,10 @@ export class TaskDispatchService {
         open.push(attempt);
       }
     }
-    await this.tasks.deferPending(deferred, this.config.taskDispatchRetrySeconds, new Set(ready.map((task) => task.guid)));
+    const released = await this.tasks.deferPending(deferred, this.config.taskDispatchRetrySeconds, new Set(ready.map((task) => task.guid)));
     for (const attempt of refused) await this.failRefused(attempt);
-    await this.recordDispatched(accepted, new Map(ready.map((task) => [task.guid, task.attempt])));
+    for (const guid of await this.recordDispatched(accepted, new Map(ready.map((task) => [task.guid, task.attempt])))) released.add(guid);
+    return released;
   }
 
   /** Asks the task's dispatcher to stop it; the dispatcher's callback then closes the task. */
@@ -175,9 +177,13 @@ export class TaskDispatchService {
     });
   }
 
-  /** Only the attempt that was sent moves: a fast failure report may have started the next one meanwhile. */
-  private async recordDispatched(accepted: Map<string, Dispatcher>, attempts: Map<string, number>): Promise<void> {
-    if (accepted.size === 0) return;
+  /**
+   * Only the attempt that was sent moves: a fast failure report may have started the next one
+   * meanwhile. The move ends the task's claim too (a dispatched task holds its slot by its
+   * status), so no second statement releases it; the guids moved.
+   */
+  private async recordDispatched(accepted: Map<string, Dispatcher>, attempts: Map<string, number>): Promise<string[]> {
+    if (accepted.size === 0) return [];
     const guids = [...accepted.keys()];
     const moved = await this.tasks.transitionMany(guids, 'dispatched', {
       dispatchedAt: () => 'now()',
@@ -185,6 +191,7 @@ export class TaskDispatchService {
       lastDispatchError: null,
       nextDispatchAt: null,
       briefPending: null,
+      dispatchClaimedUntil: null,
     }, guids.map((guid) => attempts.get(guid)!));
     for (const task of moved) taskDispatchLatency.observe(Math.max(0, (task.dispatchedAt!.getTime() - task.createdAt.getTime()) / 1000));
     const movedGuids = new Set(moved.map((task) => task.guid));
@@ -192,6 +199,7 @@ export class TaskDispatchService {
     for (const [guid, dispatcher] of accepted) {
       if (!movedGuids.has(guid)) await this.cancelIfCancelledMeanwhile(guid, dispatcher);
     }
+    return [...movedGuids];
   }
 
   /** A cancel that came while the request was in flight still reaches the dispatcher. */

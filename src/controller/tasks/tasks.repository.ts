@@ -260,16 +260,18 @@ export class TasksRepository {
    * Pending tasks that were not dispatched this round wait `retrySeconds`, each with its
    * reason; those whose brief is in object storage by now no longer carry it.
    */
-  async deferPending(reasons: Map<string, string>, retrySeconds: number, briefStored: ReadonlySet<string>): Promise<void> {
-    if (reasons.size === 0) return;
+  async deferPending(reasons: Map<string, string>, retrySeconds: number, briefStored: ReadonlySet<string>): Promise<Set<string>> {
+    if (reasons.size === 0) return new Set();
     const guids = [...reasons.keys()];
-    await this.db.query(
+    const [rows] = (await this.db.query(
       `UPDATE ${TASKS} t SET last_dispatch_error = v.reason, next_dispatch_at = now() + make_interval(secs => $3),
-         brief_pending = CASE WHEN v.brief_stored THEN NULL ELSE t.brief_pending END, updated_at = now()
+         brief_pending = CASE WHEN v.brief_stored THEN NULL ELSE t.brief_pending END, dispatch_claimed_until = NULL, updated_at = now()
        FROM unnest($1::uuid[], $2::text[], $4::boolean[]) AS v(guid, reason, brief_stored)
-       WHERE t.guid = v.guid AND t.status = 'pending'`,
+       WHERE t.guid = v.guid AND t.status = 'pending'
+       RETURNING t.guid`,
       [guids, [...reasons.values()], retrySeconds, guids.map((guid) => briefStored.has(guid))],
-    );
+    )) as [{ guid: string }[], number];
+    return new Set(rows.map((row) => row.guid));
   }
 
   /**
