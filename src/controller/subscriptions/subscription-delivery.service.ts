@@ -14,6 +14,12 @@ import { TargetPolicy } from './subscription-target';
 
 /** Due deliveries are looked for this often even when no event was announced (retries come due by time). */
 const POLL_MS = 500;
+/**
+ * Whether any subscription is enabled is read again at most this often (sooner after a change
+ * made in this process): with none, the rounds every event wakes would claim nothing, and
+ * skip the claim's statement. One made on another replica is seen within this time.
+ */
+const SUBSCRIBED_RECHECK_MS = 1_000;
 /** Attempts one process has under way at once, across every endpoint. */
 const MAX_IN_FLIGHT = 128;
 /** A claimed delivery is hidden from other replicas this long; an attempt takes at most 15 s. */
@@ -37,6 +43,7 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
   private readonly cipher: ApiKeyCipher;
   private readonly claimant: string;
   private timer?: NodeJS.Timeout;
+  private subscribed = { any: true, readAt: Number.NEGATIVE_INFINITY };
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -72,12 +79,26 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
     this.loop.kick();
   }
 
+  /** A subscription was made, changed or removed in this process: the next round reads whether any is enabled. */
+  subscriptionsChanged(): void {
+    this.subscribed.readAt = Number.NEGATIVE_INFINITY;
+    this.loop.kick();
+  }
+
   private async deliverDue(): Promise<void> {
     const room = MAX_IN_FLIGHT - this.inFlight.size;
     // Full: the next attempt to end starts a round.
     if (room <= 0) return;
+    if (!(await this.anySubscribed())) return;
     const due = await this.outbox.claim(room, this.config.subscriptions.concurrencyPerEndpoint, this.claimant, LEASE_SECONDS);
     for (const delivery of due) this.start(delivery);
+  }
+
+  private async anySubscribed(): Promise<boolean> {
+    if (performance.now() - this.subscribed.readAt < SUBSCRIBED_RECHECK_MS) return this.subscribed.any;
+    const readAt = performance.now();
+    this.subscribed = { any: await this.outbox.anyEnabled(), readAt };
+    return this.subscribed.any;
   }
 
   private start(delivery: ClaimedDelivery): void {

@@ -35,6 +35,12 @@ export type AttemptOutcome =
 export class SubscriptionOutbox {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /** Whether any subscription is enabled: a claim takes deliveries of enabled ones only. */
+  async anyEnabled(): Promise<boolean> {
+    const [row] = (await this.db.query(`SELECT EXISTS (SELECT 1 FROM ${SUBSCRIPTIONS} WHERE enabled) AS any`)) as { any: boolean }[];
+    return row.any;
+  }
+
   async claim(room: number, perEndpoint: number, claimant: string, leaseSeconds: number): Promise<ClaimedDelivery[]> {
     return (await this.db.query(
       `WITH picked AS (

@@ -24,8 +24,10 @@ export class SubscriptionsController {
   @OperatorOrScope('subscriptions:write')
   @ApiOperation({ summary: 'Subscribe an endpoint to events; the answer holds its signing secret, shown this once. An OAuth client also needs tasks:read for task events and dispatchers:read for dispatcher.state' })
   @Answers(201, 'SubscriptionWithSecret', 'The subscription and its secret')
-  create(@Body() body: CreateSubscriptionDto, @CurrentPrincipal() principal: Principal) {
-    return this.subscriptions.create(body, principal);
+  async create(@Body() body: CreateSubscriptionDto, @CurrentPrincipal() principal: Principal) {
+    const created = await this.subscriptions.create(body, principal);
+    this.delivery.subscriptionsChanged();
+    return created;
   }
 
   @Get()
@@ -50,8 +52,10 @@ export class SubscriptionsController {
   @ApiOperation({ summary: 'Change the URL, event types, filter, description or enabled' })
   @Answers(200, 'Subscription', 'The subscription as stored')
   @Refuses(NOT_FOUND)
-  update(@Param('id') id: string, @Body() body: UpdateSubscriptionDto, @CurrentPrincipal() principal: Principal) {
-    return this.subscriptions.update(id, body, principal);
+  async update(@Param('id') id: string, @Body() body: UpdateSubscriptionDto, @CurrentPrincipal() principal: Principal) {
+    const updated = await this.subscriptions.update(id, body, principal);
+    this.delivery.subscriptionsChanged();
+    return updated;
   }
 
   @Delete(':id')
@@ -62,6 +66,7 @@ export class SubscriptionsController {
   @Refuses(NOT_FOUND)
   async remove(@Param('id') id: string, @CurrentPrincipal() principal: Principal): Promise<void> {
     await this.subscriptions.remove(id, principal);
+    this.delivery.subscriptionsChanged();
   }
 
   @Post(':id/rotate-secret')
