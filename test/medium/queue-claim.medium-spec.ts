@@ -47,6 +47,23 @@ describe('the controller queue on PostgreSQL', () => {
     expect(next.guid).toBe(urgent.guid);
   });
 
+  it('hands the sender the dispatchers and the slots others held, as the claim read them', async () => {
+    const dispatcher = await reset(5);
+    const running = await post({ agentImage: 'running' });
+    await tasks.assign([{ guid: running.guid, dispatcherGuid: dispatcher, dispatcherSlug: 'd', callbackTokenHash: 'ab' }]);
+    await tasks.transitionMany([running.guid], 'dispatched');
+    const other = await replica.claimBatch(1, 60);
+    expect(other.tasks).toHaveLength(0);
+    const waiting = [await post({ agentImage: 'a' }), await post({ agentImage: 'b' })];
+    const heldByReplica = await replica.claimBatch(1, 60);
+    expect(heldByReplica.tasks.map((task) => task.guid)).toEqual([waiting[0].guid]);
+    const batch = await queue.claimBatch(5, 60);
+    expect(batch.tasks.map((task) => [task.guid, task.dispatcherGuid])).toEqual([[waiting[1].guid, dispatcher]]);
+    expect(batch.dispatchers.map((known) => known.guid)).toEqual([dispatcher]);
+    // The dispatched task and the replica's claim: not this batch's own task, which its sender counts as it sends.
+    expect(batch.held).toEqual(new Map([[dispatcher, 2]]));
+  });
+
   it('takes turns across fairness groups: 5 tasks behind a flood of 200 all start before its 20th', async () => {
     await reset(2);
     for (let i = 0; i < 200; i++) await post({ fairnessGroup: 'key:flood', agentImage: 'flood' });

@@ -12,20 +12,21 @@ export interface DispatcherRequirement {
 
 /**
  * The dispatchers one dispatch round may choose from, with the load of each: the larger of
- * what its last heartbeat reported and the open tasks the controller has sent it. Both are
- * read afresh every round (nothing is counted up and down), and the round adds each task it
- * sends, so one round spreads its tasks rather than sending them all to the idlest.
+ * what its last heartbeat reported and the tasks holding its slots (sent and still open, or
+ * claimed by another round), both as the round's queue claim read them under its lock
+ * (nothing is counted up and down between rounds). The round adds each task it sends, so one
+ * round spreads its tasks rather than sending them all to the idlest.
  */
 export class DispatcherPool {
   private readonly load = new Map<string, number>();
 
   constructor(
     private readonly dispatchers: Dispatcher[],
-    openTasks: Map<string, number>,
+    heldSlots: Map<string, number>,
     private readonly now = new Date(),
   ) {
     for (const dispatcher of dispatchers) {
-      this.load.set(dispatcher.guid, Math.max(dispatcher.activeTasks, openTasks.get(dispatcher.guid) ?? 0));
+      this.load.set(dispatcher.guid, Math.max(dispatcher.activeTasks, heldSlots.get(dispatcher.guid) ?? 0));
     }
   }
 

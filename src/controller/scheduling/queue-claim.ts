@@ -52,6 +52,17 @@ export interface RoundProbe {
   superseded: boolean;
 }
 
+/**
+ * A claim's tasks, with the dispatchers and the slots each held (dispatched, running, or
+ * claimed by another round) as the claim read them under its lock: sending the batch picks
+ * from these instead of reading both again a moment later.
+ */
+export interface ClaimedBatch {
+  tasks: Task[];
+  dispatchers: Dispatcher[];
+  held: Map<string, number>;
+}
+
 @Injectable()
 export class QueueClaim {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -79,9 +90,16 @@ export class QueueClaim {
   }
 
   async claim(size: number, leaseSeconds: number): Promise<Task[]> {
+    return (await this.claimBatch(size, leaseSeconds)).tasks;
+  }
+
+  async claimBatch(size: number, leaseSeconds: number): Promise<ClaimedBatch> {
     return this.db.transaction(async (manager) => {
       await manager.query('SELECT pg_advisory_xact_lock($1)', [QUEUE_CLAIM_LOCK]);
-      const slots = new ClaimSlots(await manager.getRepository(Dispatcher).find(), await this.dispatcherHeld(manager), new Map());
+      const dispatchers = await manager.getRepository(Dispatcher).find();
+      const held = await this.dispatcherHeld(manager);
+      // The plan counts its own choices into the map it is given: the batch's sender counts them as it sends.
+      const slots = new ClaimSlots(dispatchers, new Map(held), new Map());
       let after: CandidateRow | null = null;
       for (let pass = 0; pass < MAX_PASSES; pass++) {
         const rows = await this.candidates(manager, size * WINDOW_FACTOR, [...slots.plan.fullKeys], after);
@@ -91,7 +109,7 @@ export class QueueClaim {
         after = rows[rows.length - 1];
       }
       await this.noteWaiting(manager, slots.plan.waiting);
-      return this.take(manager, slots.plan.chosen, leaseSeconds);
+      return { tasks: await this.take(manager, slots.plan.chosen, leaseSeconds), dispatchers, held };
     });
   }
 

@@ -4,12 +4,11 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
-import { QueueClaim } from '../scheduling/queue-claim';
+import { ClaimedBatch, QueueClaim } from '../scheduling/queue-claim';
 import { SupersededCancels } from '../scheduling/superseded-cancels';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskWakeups } from './task-wakeups';
-import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
 
 /** Batches one process sends at once; more claimed tasks wait in the table, not in memory. */
@@ -103,10 +102,10 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     if (!probe.claimable) return;
     const size = this.config.dispatchBatchSize;
     while (this.inFlight.size < BATCHES_IN_FLIGHT) {
-      const batch = await this.queue.claim(size, this.config.dispatchClaimLeaseSeconds);
-      if (batch.length === 0) return;
+      const batch = await this.queue.claimBatch(size, this.config.dispatchClaimLeaseSeconds);
+      if (batch.tasks.length === 0) return;
       this.start(batch);
-      if (batch.length < size) return;
+      if (batch.tasks.length < size) return;
     }
     this.waitingForRoom = true;
   }
@@ -118,8 +117,9 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
    * already found the queue drained, and what comes next (a task stored, a slot freed by a
    * callback, a retry due) wakes a round of its own.
    */
-  private start(batch: Task[]): void {
-    const work: Promise<void> = this.dispatch.dispatchBatch(batch)
+  private start(claimed: ClaimedBatch): void {
+    const batch = claimed.tasks;
+    const work: Promise<void> = this.dispatch.dispatchBatch(claimed)
       .catch((error: unknown): Set<string> => {
         this.logger.error({ err: error, tasks: batch.length }, 'Dispatching a batch failed; its tasks stay pending');
         return new Set();

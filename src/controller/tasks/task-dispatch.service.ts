@@ -17,6 +17,7 @@ import { taskDispatchLatency } from '../metrics/controller-metrics';
 import { dispatcherTaskIdOf } from '../scheduling/dispatcher-task-id';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { Task } from './tasks.entity';
+import { ClaimedBatch } from '../scheduling/queue-claim';
 import { TasksRepository } from './tasks.repository';
 
 /** Concurrent object-storage writes of inline briefs in one batch. */
@@ -55,16 +56,15 @@ export class TaskDispatchService {
    * One `receive controller.tasks` span for the batch, linked to each task's stored context
    * (the request that stored it); each task's hand-off is then a span of its own trace.
    */
-  dispatchBatch(batch: Task[]): Promise<Set<string>> {
+  dispatchBatch({ tasks: batch, dispatchers, held }: ClaimedBatch): Promise<Set<string>> {
     const links = batch.flatMap((task) => linkTo(storedCarrier(task), { 'task.guid': task.guid }) ?? []);
     const attributes = queueAttributes('receive', { 'messaging.batch.message_count': batch.length });
-    return inTaskSpan(`receive ${TASK_QUEUE}`, null, { kind: SpanKind.CONSUMER, links, attributes }, () => this.dispatchClaimed(batch));
+    return inTaskSpan(`receive ${TASK_QUEUE}`, null, { kind: SpanKind.CONSUMER, links, attributes }, () => this.dispatchClaimed(batch, new DispatcherPool(dispatchers, held)));
   }
 
   /** The guids whose claim ended with the statement that recorded their outcome (the rest are the caller's to release). */
-  private async dispatchClaimed(batch: Task[]): Promise<Set<string>> {
+  private async dispatchClaimed(batch: Task[], pool: DispatcherPool): Promise<Set<string>> {
     const deferred = new Map<string, string>();
-    const pool = new DispatcherPool(await this.dispatchers.all(), await this.tasks.openTasksByDispatcher());
     // A task no online dispatcher could take waits with the reason; its brief is written
     // once one could (when no dispatcher is up, a flood of tasks costs no storage writes).
     const placeable = batch.filter((task) => {

@@ -316,15 +316,6 @@ export class TasksRepository {
     await this.db.query(`UPDATE ${TASKS} SET dispatch_claimed_until = NULL WHERE guid = ANY($1) AND dispatch_claimed_until IS NOT NULL`, [guids]);
   }
 
-  /** Open (dispatched or running) tasks per dispatcher guid, counted from a partial index. */
-  async openTasksByDispatcher(): Promise<Map<string, number>> {
-    const rows: { dispatcher_guid: string; open: number }[] = await this.db.query(
-      `SELECT dispatcher_guid, count(*)::int AS open FROM ${TASKS}
-       WHERE status IN ('dispatched', 'running') AND dispatcher_guid IS NOT NULL GROUP BY dispatcher_guid`,
-    );
-    return new Map(rows.map((row) => [row.dispatcher_guid, Number(row.open)]));
-  }
-
   /**
    * One conditional UPDATE ... RETURNING (`returning`: the columns read back): `where` is SQL
    * whose `$` placeholders take its params in order, after the patch's own.
