@@ -4,7 +4,7 @@ import { checkInDispatcher, createTask, getTask, operator } from '../harness/con
 import { openEventStream } from '../harness/events';
 import { http } from '../harness/http';
 import { RoleProcess } from '../harness/role-process';
-import { startTestSystem, TestSystem, testEnv } from '../harness/system';
+import { startControllerReplica, startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
 
 // Replica B runs from dist/: `npm run build` first.
@@ -23,14 +23,7 @@ describe('GET /api/v1/events/ across controller replicas', () => {
 
   beforeAll(async () => {
     a = await startTestSystem({ role: 'all', storage: 's3' });
-    const env = await testEnv({
-      role: 'controller',
-      storage: 's3',
-      databaseUrl: a.config.databaseUrl!,
-      env: { API_TOKEN: a.apiToken, SECRET_KEY: a.config.secretKey, CALLBACK_SIGNING_KEY: a.config.callbackSigningKey ?? undefined, S3_BUCKET: a.config.s3!.bucket },
-    });
-    bUrl = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
-    b = await new RoleProcess(env, `${bUrl}/health/`).start();
+    ({ process: b, url: bUrl } = await startControllerReplica(a));
   });
   afterAll(async () => {
     for (const stream of streams) await stream.close();

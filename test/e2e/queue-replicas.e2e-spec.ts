@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { createTask, getTask } from '../harness/controller-tasks';
 import { RoleProcess } from '../harness/role-process';
-import { startTestSystem, TestSystem, testEnv } from '../harness/system';
+import { startControllerReplica, startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
 
 // Replica B runs from dist/: `npm run build` first.
@@ -23,15 +23,7 @@ describe('a concurrency limit across controller replicas', () => {
 
   beforeAll(async () => {
     a = await startTestSystem({ role: 'all', storage: 's3', env: { MAX_CONCURRENT_TASKS: '4' } });
-    const env = await testEnv({
-      role: 'controller',
-      storage: 's3',
-      databaseUrl: a.config.databaseUrl!,
-      env: { API_TOKEN: a.apiToken, SECRET_KEY: a.config.secretKey, CALLBACK_SIGNING_KEY: a.config.callbackSigningKey ?? undefined, S3_BUCKET: a.config.s3!.bucket },
-    });
-    const bUrl = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
-    b = await new RoleProcess(env, `${bUrl}/health/`).start();
-    bSystem = { ...a, controllerUrl: bUrl };
+    ({ process: b, view: bSystem } = await startControllerReplica(a));
   });
   afterAll(async () => {
     await b?.stop();

@@ -2,7 +2,7 @@ import { operator } from '../harness/controller-tasks';
 import { openEventStream } from '../harness/events';
 import { http } from '../harness/http';
 import { RoleProcess } from '../harness/role-process';
-import { startTestSystem, TestSystem, testEnv } from '../harness/system';
+import { startControllerReplica, startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
 
 // Replicas B and C run from dist/: `npm run build` first.
@@ -21,13 +21,7 @@ describe('per-principal stream caps across controller replicas', () => {
   const streams: { close(): Promise<void> }[] = [];
 
   async function replica(): Promise<{ url: string; process: RoleProcess }> {
-    const env = await testEnv({
-      role: 'controller',
-      databaseUrl: a.config.databaseUrl!,
-      env: { ...CAPS, API_TOKEN: a.apiToken, SECRET_KEY: a.config.secretKey, CALLBACK_SIGNING_KEY: a.config.callbackSigningKey ?? undefined },
-    });
-    const url = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
-    const process = await new RoleProcess(env, `${url}/health/`).start();
+    const { process, url } = await startControllerReplica(a, CAPS);
     replicas.push(process);
     return { url, process };
   }

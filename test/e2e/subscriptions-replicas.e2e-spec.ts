@@ -2,7 +2,7 @@ import { createTask } from '../harness/controller-tasks';
 import { EventReceiver } from '../harness/event-receiver';
 import { RoleProcess } from '../harness/role-process';
 import { subscribe, subscriptionApi } from '../harness/subscriptions';
-import { startTestSystem, TestSystem, testEnv } from '../harness/system';
+import { startControllerReplica, startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
 
 jest.setTimeout(120_000);
@@ -21,14 +21,7 @@ describe('outbound events across controller replicas', () => {
 
   beforeAll(async () => {
     a = await startTestSystem({ role: 'controller', env: { SUBSCRIPTION_ALLOWED_CIDRS: '127.0.0.2/32' } });
-    const env = await testEnv({
-      role: 'controller',
-      databaseUrl: a.config.databaseUrl!,
-      env: { API_TOKEN: a.apiToken, SECRET_KEY: a.config.secretKey, CALLBACK_SIGNING_KEY: a.config.callbackSigningKey ?? undefined, SUBSCRIPTION_ALLOWED_CIDRS: '127.0.0.2/32' },
-    });
-    const bUrl = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
-    b = await new RoleProcess(env, `${bUrl}/health/`).start();
-    bSystem = { ...a, controllerUrl: bUrl };
+    ({ process: b, view: bSystem } = await startControllerReplica(a, { SUBSCRIPTION_ALLOWED_CIDRS: '127.0.0.2/32' }));
   });
   afterAll(async () => {
     await b?.stop();

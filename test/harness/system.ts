@@ -5,6 +5,7 @@ import { RunningSystem, startSystem } from '../../src/bootstrap';
 import { AppConfig, loadConfig, Role } from '../../src/shared/config/config';
 import { freshDatabaseUrl } from './database';
 import { freePort } from './ports';
+import { RoleProcess } from './role-process';
 import { testServices } from './services';
 
 export interface TestSystem extends RunningSystem {
@@ -93,4 +94,35 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     },
   };
   return system;
+}
+
+/** A second controller of a test system, in a process of its own. */
+export interface ControllerReplica {
+  process: RoleProcess;
+  url: string;
+  /** The system as seen through the replica: the same tokens and settings, its controller URL. */
+  view: TestSystem;
+}
+
+/**
+ * Boots a second controller on `system`'s database with its operator token, secrets and (when
+ * it uses the S3 server) bucket, as a second replica of one deployment runs; `env` adds settings.
+ */
+export async function startControllerReplica(system: TestSystem, env: Record<string, string | undefined> = {}): Promise<ControllerReplica> {
+  const s3 = system.config.s3;
+  const settings = await testEnv({
+    role: 'controller',
+    storage: s3 ? 's3' : 'folder',
+    databaseUrl: system.config.databaseUrl!,
+    env: {
+      API_TOKEN: system.apiToken,
+      SECRET_KEY: system.config.secretKey,
+      CALLBACK_SIGNING_KEY: system.config.callbackSigningKey ?? undefined,
+      ...(s3 ? { S3_BUCKET: s3.bucket } : {}),
+      ...env,
+    },
+  });
+  const url = `http://127.0.0.1:${settings.CONTROLLER_PORT}`;
+  const process = await new RoleProcess(settings, `${url}/health/`).start();
+  return { process, url, view: { ...system, controllerUrl: url } };
 }
