@@ -109,11 +109,14 @@ function planNodes(plan) {
 }
 
 /** The plans of a list's two statements: the page (limit + 1 rows in key order) and the capped count. */
-async function explainList(client, list, where) {
+async function explainList(client, list, lead) {
   const { table, time, id } = LISTS[list];
-  const filter = where ? `WHERE ${where}` : '';
-  const page = `SELECT * FROM ${table} ${filter} ORDER BY ${time} DESC, ${id} DESC LIMIT 51`;
-  const count = `SELECT count(*)::int FROM (SELECT 1 FROM ${table} ${filter} ORDER BY ${time} DESC, ${id} DESC LIMIT 10001) matched`;
+  // A single equality filter leads the list's order, as two bounds (keyset-page.ts, leadRange).
+  const [column, value] = lead ?? [];
+  const filter = lead ? `WHERE ${column} >= '${value}' AND ${column} <= '${value}'` : '';
+  const order = `${lead ? `${column} DESC, ` : ''}${time} DESC, ${id} DESC`;
+  const page = `SELECT * FROM ${table} ${filter} ORDER BY ${order} LIMIT 51`;
+  const count = `SELECT count(*)::int FROM (SELECT 1 FROM ${table} ${filter} ORDER BY ${order} LIMIT 10001) matched`;
   const explain = async (sql) => planNodes((await client.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`)).rows[0]['QUERY PLAN'][0].Plan);
   return { page: await explain(page), count: await explain(count) };
 }
@@ -245,19 +248,19 @@ async function benchLayout(layout) {
       return `${spread(figures.samples, ms)}, p90 ${ms(figures.p90)}; baseline interleaved ${ms(median(figures.bare))}, ${(figures.median / median(figures.bare)).toFixed(1)}x`;
     };
     console.log('A. baseline (bare node:http, token check, one SELECT ... ORDER BY created_at DESC LIMIT 50): one request before each request timed below');
-    const measure = async (name, route, list, where) => {
+    const measure = async (name, route, list, lead) => {
       const figures = await time(`${base}${route}`, bareServer.url);
-      const plans = await explainList(client, list, where);
+      const plans = await explainList(client, list, lead);
       console.log(`   ${name}: ${versus(figures)}; count ${figures.body.count}${figures.body.count_estimated ? ' (estimate)' : ''}`);
       console.log(`      page:  ${plans.page}`);
       console.log(`      count: ${plans.count}`);
       if (figures.median >= 20) slow.push(`${layout} ${name} ${ms(figures.median)}`);
     };
     console.log(`B. GET /api/v1/tasks/ with ${TASKS} stored tasks, 50 a page (target: each under 20 ms median)`);
-    await measure('first page', '/api/v1/tasks/', 'tasks', '');
-    await measure('?status=failed', '/api/v1/tasks/?status=failed', 'tasks', `status = 'failed'`);
-    await measure('?workflow=workflow-7', '/api/v1/tasks/?workflow=workflow-7', 'tasks', `workflow_id = 'workflow-7'`);
-    await measure('/workflows/workflow-7/runs/', '/api/v1/workflows/workflow-7/runs/', 'tasks', `workflow_id = 'workflow-7'`);
+    await measure('first page', '/api/v1/tasks/', 'tasks');
+    await measure('?status=failed', '/api/v1/tasks/?status=failed', 'tasks', ['status', 'failed']);
+    await measure('?workflow=workflow-7', '/api/v1/tasks/?workflow=workflow-7', 'tasks', ['workflow_id', 'workflow-7']);
+    await measure('/workflows/workflow-7/runs/', '/api/v1/workflows/workflow-7/runs/', 'tasks', ['workflow_id', 'workflow-7']);
     const walked = await walk(`${base}/api/v1/tasks/`, base, publicBase, bareServer.url);
     console.log(`   following next ${walked.depth} times (${walked.hops} hops timed): ${versus(walked)}`);
     const walkedFiltered = await walk(`${base}/api/v1/tasks/?status=failed`, base, publicBase, bareServer.url);
@@ -270,12 +273,12 @@ async function benchLayout(layout) {
     const deep = await time(`${base}/api/v1/tasks/?offset=${Math.floor(TASKS / 2)}`, bareServer.url);
     console.log(`   ?offset=${Math.floor(TASKS / 2)} (for comparison, not held to the target; cursors are the fast way): ${spread(deep.samples, ms)}`);
     console.log(`C. GET /api/v1/webhooks/deliveries/ with ${DELIVERIES} ledger rows`);
-    await measure('first page', '/api/v1/webhooks/deliveries/', 'deliveries', '');
-    await measure('?source=billing', '/api/v1/webhooks/deliveries/?source=billing', 'deliveries', `source = 'billing'`);
-    await measure('?event=issues', '/api/v1/webhooks/deliveries/?event=issues', 'deliveries', `event = 'issues'`);
-    await measure('?outcome=failed', '/api/v1/webhooks/deliveries/?outcome=failed', 'deliveries', `outcome = 'failed'`);
-    await measure('?outcome=ignored', '/api/v1/webhooks/deliveries/?outcome=ignored', 'deliveries', `outcome = 'ignored'`);
-    await measure('?workflow=workflow-7', '/api/v1/webhooks/deliveries/?workflow=workflow-7', 'deliveries', `workflow_id = 'workflow-7'`);
+    await measure('first page', '/api/v1/webhooks/deliveries/', 'deliveries');
+    await measure('?source=billing', '/api/v1/webhooks/deliveries/?source=billing', 'deliveries', ['source', 'billing']);
+    await measure('?event=issues', '/api/v1/webhooks/deliveries/?event=issues', 'deliveries', ['event', 'issues']);
+    await measure('?outcome=failed', '/api/v1/webhooks/deliveries/?outcome=failed', 'deliveries', ['outcome', 'failed']);
+    await measure('?outcome=ignored', '/api/v1/webhooks/deliveries/?outcome=ignored', 'deliveries', ['outcome', 'ignored']);
+    await measure('?workflow=workflow-7', '/api/v1/webhooks/deliveries/?workflow=workflow-7', 'deliveries', ['workflow_id', 'workflow-7']);
     // README's Metrics section states this figure: the db gauges' GROUP BY status at scrape time.
     const scrape = await time(`${base}/metrics`, bareServer.url);
     console.log(`D. GET /metrics with ${TASKS} stored tasks (its db gauges are read at scrape time, not a list, not held to the target): ${spread(scrape.samples, ms)}`);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
-import { keysetPage, KeysetPage, KeysetRequest } from '../../shared/database/keyset-page';
+import { equalityFilters, keysetPage, KeysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { NewAuditEntry } from './audit-plan';
 import { AuditEntry } from './audit.entity';
 
@@ -34,12 +34,14 @@ export class AuditRepository {
   /** Newest first; each filter but `since` has an index in that order. */
   list(filters: AuditFilters, request: KeysetRequest): Promise<KeysetPage<AuditEntry>> {
     const rows = this.entries.createQueryBuilder('a');
-    if (filters.actor) rows.andWhere('a.actor_name = :actor', { actor: filters.actor });
-    if (filters.action) rows.andWhere('a.action = :action', { action: filters.action });
-    if (filters.resource_type) rows.andWhere('a.resource_type = :resourceType', { resourceType: filters.resource_type });
-    if (filters.resource_id) rows.andWhere('a.resource_id = :resourceId', { resourceId: filters.resource_id });
+    const key = equalityFilters(
+      rows,
+      { time: 'a.at', id: 'a.id' },
+      { 'a.actor_name': filters.actor || undefined, 'a.action': filters.action || undefined, 'a.resource_type': filters.resource_type || undefined, 'a.resource_id': filters.resource_id || undefined },
+      [['a.actor_name'], ['a.action'], ['a.resource_type', 'a.resource_id']],
+    );
     if (filters.since) rows.andWhere('a.at >= :since', { since: filters.since });
-    return keysetPage(rows, { time: 'a.at', id: 'a.id' }, request);
+    return keysetPage(rows, key, request);
   }
 
   async deleteOlderThan(days: number, limit: number): Promise<number> {

@@ -1,7 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityMetadata } from 'typeorm';
-import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
+import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { EventFeed } from '../events/event-feed';
 import { kindOfMove, taskEventsInsert } from '../events/event-sql';
@@ -119,10 +119,11 @@ export class TasksRepository {
   /** Newest first, paged by `(created_at, guid)`; each filter has an index in that order. */
   list(query: TaskListQuery): Promise<KeysetPage<Task>> {
     const tasks = this.db.getRepository(Task).createQueryBuilder('t');
-    if (query.status) tasks.andWhere('t.status = :status', { status: query.status });
-    if (query.workflow) tasks.andWhere('t.workflow_id = :workflow', { workflow: query.workflow });
+    const equal = { 't.status': query.status || undefined, 't.workflow_id': query.workflow || undefined };
+    // The dead letters have an index of their own, `(created_at, guid)` where dead: no lead then.
+    const key = equalityFilters(tasks, { time: 't.created_at', id: 't.guid' }, equal, query.deadLetter ? [] : [['t.status'], ['t.workflow_id']]);
     if (query.deadLetter) tasks.andWhere('t.dead_letter');
-    return keysetPage(tasks, { time: 't.created_at', id: 't.guid' }, query);
+    return keysetPage(tasks, key, query);
   }
 
   /**

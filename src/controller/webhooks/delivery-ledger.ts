@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
 import { insertParts, runPrepared } from '../../shared/database/statements';
 import { DomainError } from '../../shared/errors/domain-error';
-import { KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
+import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { webhookDeliveries } from '../metrics/controller-metrics';
 import { DeliveryOutcome, WebhookDelivery } from './webhook-delivery.entity';
 
@@ -92,11 +92,13 @@ export class DeliveryLedger {
   /** Newest first, paged by `(received_at, id)`; each filter has an index in that order. */
   list(filters: DeliveryFilters, request: KeysetRequest): Promise<KeysetPage<WebhookDelivery>> {
     const rows = this.deliveries.createQueryBuilder('d');
-    if (filters.source) rows.andWhere('d.source = :source', { source: filters.source });
-    if (filters.event) rows.andWhere('d.event = :event', { event: filters.event });
-    if (filters.outcome) rows.andWhere('d.outcome = :outcome', { outcome: filters.outcome });
-    if (filters.workflow) rows.andWhere('d.workflow_id = :workflow', { workflow: filters.workflow });
-    return keysetPage(rows, { time: 'd.received_at', id: 'd.id' }, request);
+    const key = equalityFilters(
+      rows,
+      { time: 'd.received_at', id: 'd.id' },
+      { 'd.source': filters.source || undefined, 'd.event': filters.event || undefined, 'd.outcome': filters.outcome || undefined, 'd.workflow_id': filters.workflow || undefined },
+      [['d.source'], ['d.event'], ['d.outcome'], ['d.workflow_id']],
+    );
+    return keysetPage(rows, key, request);
   }
 }
 
