@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
-import { insertParts, runPrepared } from '../../shared/database/statements';
+import { GroupCommit } from '../../shared/database/group-commit';
+import { insertParts, insertRowsParts, runPrepared } from '../../shared/database/statements';
 import { DomainError } from '../../shared/errors/domain-error';
 import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { webhookDeliveries } from '../metrics/controller-metrics';
@@ -43,10 +45,37 @@ export class DeliveryLedger {
    * `dedup_key` decides "seen before" in that statement: a conflict answers null.
    */
   async recordOnce(fields: Partial<WebhookDelivery>): Promise<boolean> {
-    const insert = this.insertOnce(fields);
-    const stored = (await runPrepared(this.deliveries.manager.dataSource, insert.text, insert.params)).length > 0;
+    const stored = await this.once.add(fields);
     if (stored) countDelivery(fields);
     return stored;
+  }
+
+  /** `recordOnce`'s rows, group-committed: under load, one INSERT for every row that came while one was under way. */
+  private readonly once = new GroupCommit<Partial<WebhookDelivery>, boolean>((rows) => this.insertRowsOnce(rows), { maxBatch: 256, maxInFlight: 2 });
+
+  /**
+   * Each row written unless its dedup key is taken (by a row stored before, or by one before
+   * it in the same statement): `INSERT ... ON CONFLICT DO NOTHING RETURNING id`. Every row is
+   * given every column, so rows of any outcome share one statement.
+   */
+  private async insertRowsOnce(rows: Partial<WebhookDelivery>[]): Promise<boolean[]> {
+    const now = new Date();
+    const full = rows.map((fields) => {
+      const row: Partial<WebhookDelivery> = {
+        id: randomUUID(), event: null, deliveryId: null, dedupKey: null, verified: false, workflowId: null, taskGuid: null, statusCode: null,
+        error: null, payload: null, payloadSize: 0, payloadTruncated: false, replayOf: null, receivedAt: now, finishedAt: now,
+      };
+      for (const [property, value] of Object.entries(fields)) if (value !== undefined) (row as Record<string, unknown>)[property] = value;
+      return row;
+    });
+    const parts = insertRowsParts(this.deliveries.metadata, full);
+    const stored = await runPrepared<{ id: string }>(
+      this.deliveries.manager.dataSource,
+      `INSERT INTO "controller"."webhook_deliveries" (${parts.names}) ${parts.select} ON CONFLICT DO NOTHING RETURNING id`,
+      parts.params,
+    );
+    const ids = new Set(stored.map((row) => row.id));
+    return full.map((row) => ids.has(row.id!));
   }
 
   /**

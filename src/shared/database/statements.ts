@@ -86,6 +86,32 @@ export function insertParts(metadata: EntityMetadata, values: Record<string, Col
   };
 }
 
+/**
+ * A multi-row `INSERT` of rows that set the same properties (the first row's shape): one array
+ * parameter per column, unnested, so the text (and its prepared statement) is one whatever
+ * the number of rows. Answers the column list, the `SELECT` that yields the rows, and the
+ * parameters.
+ */
+export function insertRowsParts(metadata: EntityMetadata, rows: Record<string, ColumnValue>[]) {
+  const shape = shapeOf(metadata, rows[0]);
+  const driver = metadata.dataSource.driver;
+  const types = new Map(metadata.columns.map((column) => [column.propertyName, driver.normalizeType(column)]));
+  let next = 1;
+  const placeholders = shape.parameters.map(({ property }) => `$${next++}::${types.get(property)}[]`);
+  let column = 0;
+  return {
+    names: shape.names.join(', '),
+    select: `SELECT ${shape.expressions.map((expression) => expression ?? `u.c${column++}`).join(', ')}
+             FROM unnest(${placeholders.join(', ')}) AS u(${shape.parameters.map((_, i) => `c${i}`).join(', ')})`,
+    params: columnsOf(rows.map((row) => parametersOf(shape, row)), shape.parameters.length),
+  };
+}
+
+/** Rows of parameters as one array per column. */
+function columnsOf(rows: unknown[][], width: number): unknown[][] {
+  return Array.from({ length: width }, (_, i) => rows.map((row) => row[i]));
+}
+
 /** `SET` assignments from `$first` for the given properties, SQL expressions inline. */
 export function setParts(metadata: EntityMetadata, values: Record<string, ColumnValue>, first = 1) {
   const shape = shapeOf(metadata, values);
