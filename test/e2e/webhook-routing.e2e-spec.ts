@@ -79,6 +79,35 @@ describe('webhook routing, duplicates, failures and the delivery ledger', () => 
     expect((await ledger('workflow=dedup&outcome=duplicate')).count).toBe(10);
   });
 
+  it('stores a burst of deliveries to two workflows whose tasks differ in shape, with copies among them: one task per delivery, each linked to its own', async () => {
+    await createWorkflow(makeWorkflow('burst-plain', {}, { filter: { 'repository.full_name': 'burst/plain' } }));
+    // A concurrency strategy other than queue holds its tasks at first: a task row of another shape.
+    await createWorkflow(makeWorkflow('burst-held', { concurrency: { key: 'burst', limit: 500, strategy: 'cancel_newest' } }, { filter: { 'repository.full_name': 'burst/held' } }));
+    const deliveries = await Promise.all(Array.from({ length: 120 }, (_, i) =>
+      signedWebhook('forge', pushPayload(i % 2 === 0 ? 'burst/plain' : 'burst/held'), { deliveryId: `burst-${i}` })));
+    // Every tenth delivery is sent three times at once.
+    const sent = deliveries.flatMap((delivery, i) => (i % 10 === 0 ? [delivery, delivery, delivery] : [delivery]));
+    const answers = await Promise.all(sent.map((delivery) => sendWebhook(system.controllerUrl, delivery)));
+    expect(answers.map((answer) => answer.status)).toEqual(sent.map(() => 200));
+    const routed = answers.filter((answer) => answer.body.status === 'ok');
+    expect(routed).toHaveLength(120);
+    expect(answers.filter((answer) => answer.body.status === 'duplicate')).toHaveLength(24);
+    expect(new Set(routed.map((answer) => answer.body.task_guid)).size).toBe(120);
+
+    // Each task names the workflow it was routed to and points at its own delivery, which points back.
+    for (const workflow of ['burst-plain', 'burst-held']) {
+      expect((await http('GET', api(`workflows/${workflow}/runs/?limit=100`), { headers: auth })).body.count).toBe(60);
+      expect((await ledger(`workflow=${workflow}&outcome=routed`)).count).toBe(60);
+    }
+    const sample = routed.filter((_, i) => i % 7 === 0);
+    for (const answer of sample) {
+      const task = (await http('GET', api(`tasks/${answer.body.task_guid}/`), { headers: auth })).body;
+      expect(task.workflow).toBe(answer.body.routed_to);
+      const delivery = (await http('GET', api(`webhooks/deliveries/${task.delivery_id}/`), { headers: auth })).body;
+      expect(delivery).toMatchObject({ outcome: 'routed', task_guid: answer.body.task_guid, routed_to: answer.body.routed_to });
+    }
+  });
+
   it('keeps one task per delivery across two controller processes that share no cache, through the ledger index', async () => {
     await createWorkflow(makeWorkflow('replicas', {}, { filter: { 'repository.full_name': 'replicas/app' } }));
     const env = await testEnv({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false });

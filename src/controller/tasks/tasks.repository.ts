@@ -2,7 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityMetadata } from 'typeorm';
 import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
-import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
+import { hydrate, insertParts, insertRowsParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { EventFeed } from '../events/event-feed';
 import { kindOfMove, taskEventsInsert } from '../events/event-sql';
 import { isFinal, statusesBefore } from './task-state';
@@ -78,31 +78,37 @@ export class TasksRepository {
    * or neither. Null when the precondition stored nothing (ON CONFLICT DO NOTHING).
    */
   async insertAfter(values: Partial<Task>, precondition: { text: string; params: unknown[] }): Promise<Task | null> {
-    const [row] = await this.runInsertAfter(values, precondition, this.columns);
-    return row ? this.hydrate(row) : null;
-  }
-
-  /**
-   * `insertAfter` for a caller that needs only to know the task was stored (a routed
-   * webhook answers with the guid it chose): the statement returns no columns, so no row of
-   * forty columns is described, parsed and hydrated per request.
-   */
-  async insertAfterStored(values: Partial<Task>, precondition: { text: string; params: unknown[] }): Promise<boolean> {
-    return (await this.runInsertAfter(values, precondition, '1 AS stored')).length > 0;
-  }
-
-  private async runInsertAfter(values: Partial<Task>, precondition: { text: string; params: unknown[] }, returning: string) {
     const parts = insertParts(this.metadata, values, precondition.params.length + 1);
-    const rows = await runPrepared(
+    const [row] = await runPrepared(
       this.db,
       `WITH precondition AS (${precondition.text}),
        created AS (INSERT INTO ${TASKS} (${parts.names}) SELECT ${parts.placeholders} FROM precondition RETURNING *),
        event AS (${taskEventsInsert('task.created', 'created')})
-       SELECT ${returning} FROM created`,
+       SELECT ${this.columns} FROM created`,
+      [...precondition.params, ...parts.params],
+    );
+    if (!row) return null;
+    this.events?.written();
+    return this.hydrate(row);
+  }
+
+  /**
+   * `insertAfter` for many tasks in one statement: `precondition` writes many rows
+   * (`RETURNING` what `link` reads), and each task whose `link` holds is stored. The tasks set
+   * the same properties (`shapeKey`). Answers the guids of the tasks stored.
+   */
+  async insertManyAfter(tasks: Partial<Task>[], precondition: { text: string; params: unknown[] }, link: string): Promise<Set<string>> {
+    const parts = insertRowsParts(this.metadata, tasks, precondition.params.length + 1);
+    const rows = await runPrepared<{ guid: string }>(
+      this.db,
+      `WITH precondition AS (${precondition.text}),
+       created AS (INSERT INTO ${TASKS} (${parts.names}) SELECT * FROM (${parts.select}) AS t(${parts.names}) WHERE ${link} RETURNING *),
+       event AS (${taskEventsInsert('task.created', 'created')})
+       SELECT guid FROM created`,
       [...precondition.params, ...parts.params],
     );
     if (rows.length > 0) this.events?.written();
-    return rows;
+    return new Set(rows.map((row) => row.guid));
   }
 
   async findByGuid(guid: string): Promise<Task | null> {

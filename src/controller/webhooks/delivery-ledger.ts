@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { QueryFailedError, Repository } from 'typeorm';
 import { GroupCommit } from '../../shared/database/group-commit';
-import { insertParts, insertRowsParts, runPrepared } from '../../shared/database/statements';
+import { insertRowsParts, runPrepared } from '../../shared/database/statements';
 import { DomainError } from '../../shared/errors/domain-error';
 import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { webhookDeliveries } from '../metrics/controller-metrics';
@@ -55,13 +55,24 @@ export class DeliveryLedger {
 
   /**
    * Each row written unless its dedup key is taken (by a row stored before, or by one before
-   * it in the same statement): `INSERT ... ON CONFLICT DO NOTHING RETURNING id`. Every row is
-   * given every column, so rows of any outcome share one statement.
+   * it in the same statement): `INSERT ... ON CONFLICT DO NOTHING RETURNING id`.
    */
   private async insertRowsOnce(rows: Partial<WebhookDelivery>[]): Promise<boolean[]> {
+    const insert = this.insertManyOnce(rows);
+    const stored = await runPrepared<{ id: string }>(this.deliveries.manager.dataSource, insert.text, insert.params);
+    const ids = new Set(stored.map((row) => row.id));
+    return insert.ids.map((id) => ids.has(id));
+  }
+
+  /**
+   * `INSERT ... ON CONFLICT DO NOTHING RETURNING id` of many rows, for `recordOnce` and for a
+   * caller that writes other rows in the same statement (routed deliveries' tasks): each row is given every column, so rows of any
+   * outcome share one statement, and an id when it has none (`ids`, in order).
+   */
+  insertManyOnce(rows: Partial<WebhookDelivery>[]): { text: string; params: unknown[]; ids: string[] } {
     const now = new Date();
     const full = rows.map((fields) => {
-      const row: Partial<WebhookDelivery> = {
+      const row: Partial<WebhookDelivery> & { id: string } = {
         id: randomUUID(), event: null, deliveryId: null, dedupKey: null, verified: false, workflowId: null, taskGuid: null, statusCode: null,
         error: null, payload: null, payloadSize: 0, payloadTruncated: false, replayOf: null, receivedAt: now, finishedAt: now,
       };
@@ -69,25 +80,10 @@ export class DeliveryLedger {
       return row;
     });
     const parts = insertRowsParts(this.deliveries.metadata, full);
-    const stored = await runPrepared<{ id: string }>(
-      this.deliveries.manager.dataSource,
-      `INSERT INTO "controller"."webhook_deliveries" (${parts.names}) ${parts.select} ON CONFLICT DO NOTHING RETURNING id`,
-      parts.params,
-    );
-    const ids = new Set(stored.map((row) => row.id));
-    return full.map((row) => ids.has(row.id!));
-  }
-
-  /**
-   * The statement `recordOnce` runs, for a caller that writes another row in the same
-   * statement (a routed delivery's task): `INSERT ... ON CONFLICT DO NOTHING RETURNING id`.
-   */
-  insertOnce(fields: Partial<WebhookDelivery>): { text: string; params: unknown[] } {
-    const now = new Date();
-    const parts = insertParts(this.deliveries.metadata, { receivedAt: now, finishedAt: now, ...fields });
     return {
-      text: `INSERT INTO "controller"."webhook_deliveries" (${parts.names}) VALUES (${parts.placeholders}) ON CONFLICT DO NOTHING RETURNING id`,
+      text: `INSERT INTO "controller"."webhook_deliveries" (${parts.names}) ${parts.select} ON CONFLICT DO NOTHING RETURNING id`,
       params: parts.params,
+      ids: full.map((row) => row.id),
     };
   }
 

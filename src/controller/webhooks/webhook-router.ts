@@ -1,13 +1,22 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { GroupCommit } from '../../shared/database/group-commit';
+import { shapeKey } from '../../shared/database/statements';
 import { DomainError } from '../../shared/errors/domain-error';
 import { TaskConcurrency, workflowConcurrency } from '../scheduling/concurrency';
 import { TaskTemplateDto } from '../tasks/tasks.dto';
+import { Task } from '../tasks/tasks.entity';
 import { TasksService, TaskTemplateInput } from '../tasks/tasks.service';
 import { fillBrief, pickWorkflow, WebhookEvent } from '../workflows/workflow-routing';
 import { Workflow } from '../workflows/workflows.entity';
 import { WorkflowsService } from '../workflows/workflows.service';
 import { countDelivery, DeliveryLedger } from './delivery-ledger';
 import { WebhookDelivery } from './webhook-delivery.entity';
+
+/** A routed delivery's ledger row and its task, stored together or not at all. */
+interface RoutedRows {
+  delivery: Partial<WebhookDelivery>;
+  task: Partial<Task> & { guid: string };
+}
 
 export interface RoutedAnswer {
   status: 200 | 202;
@@ -44,8 +53,8 @@ export class WebhookRouter {
     try {
       values = await this.tasks.prepareTask(await this.templateFor(workflow, event), { workflowId: workflow.id, deliveryId: row.id, ...queueOrigin(workflow, event) });
       taskGuid = values.guid;
-      const delivery = this.ledger.insertOnce({ ...row, outcome: 'routed', statusCode: 200, taskGuid });
-      stored = await this.tasks.storeTraced(values, (traced) => this.tasks.repository.insertAfterStored(traced, delivery));
+      const delivery = { ...row, outcome: 'routed' as const, statusCode: 200, taskGuid };
+      stored = await this.tasks.storeTraced(values, (task) => this.routed.add({ delivery, task }));
     } catch (error) {
       // The failed delivery is kept without its dedup key, so the sender's retry is routed again.
       const reason = error instanceof Error ? error.message : String(error);
@@ -58,6 +67,28 @@ export class WebhookRouter {
     countDelivery({ source: row.source, outcome: 'routed' });
     await this.tasks.admitStored(values);
     return { status: 200, body: { status: 'ok', routed_to: workflow.id, task_guid: taskGuid } };
+  }
+
+  /** Routed deliveries with their tasks, group-committed: under load, one statement for every delivery that came while one was under way. */
+  private readonly routed = new GroupCommit<RoutedRows, boolean>((rows) => this.storeRouted(rows), { maxBatch: 128, maxInFlight: 2 });
+
+  /**
+   * Each delivery's ledger row and, if that was stored (its dedup key not taken), its task, in
+   * one statement per shape of task (the tasks of one workflow share one).
+   */
+  private async storeRouted(rows: RoutedRows[]): Promise<boolean[]> {
+    const byShape = new Map<string, RoutedRows[]>();
+    for (const row of rows) {
+      const key = shapeKey(row.task);
+      byShape.set(key, [...(byShape.get(key) ?? []), row]);
+    }
+    const stored = new Set<string>();
+    await Promise.all([...byShape.values()].map(async (group) => {
+      const deliveries = this.ledger.insertManyOnce(group.map((row) => row.delivery));
+      const tasks = await this.tasks.repository.insertManyAfter(group.map((row) => row.task), deliveries, `t."delivery_id" IN (SELECT id::text FROM precondition)`);
+      for (const guid of tasks) stored.add(guid);
+    }));
+    return rows.map((row) => stored.has(row.task.guid));
   }
 
   /**

@@ -1,4 +1,4 @@
-import { outsideTraces } from '../tracing/trace-context';
+import { Context, context, ROOT_CONTEXT } from '@opentelemetry/api';
 
 export interface GroupCommitOptions {
   /** The most items one write takes. */
@@ -19,7 +19,7 @@ export interface GroupCommitOptions {
  * arrives while a write is under way, which is where the batches come from here.
  */
 export class GroupCommit<T, R> {
-  private queue: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
+  private queue: { item: T; scope: Context; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
   private readonly writing = new Set<Promise<void>>();
 
   constructor(
@@ -29,7 +29,7 @@ export class GroupCommit<T, R> {
 
   add(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, scope: context.active(), resolve, reject });
       this.pump();
     });
   }
@@ -42,8 +42,10 @@ export class GroupCommit<T, R> {
   private pump(): void {
     while (this.writing.size < this.options.maxInFlight && this.queue.length > 0) {
       const batch = this.queue.splice(0, this.options.maxBatch);
-      // A write serves every caller in it: it belongs to none of their traces.
-      const written: Promise<void> = outsideTraces(() => this.run(batch)).finally(() => {
+      // A write of one item is part of its caller's trace; one that serves several callers
+      // belongs to none of their traces.
+      const scope = batch.length === 1 ? batch[0].scope : ROOT_CONTEXT;
+      const written: Promise<void> = context.with(scope, () => this.run(batch)).finally(() => {
         this.writing.delete(written);
         this.pump();
       });

@@ -48,9 +48,14 @@ interface WriteShape {
 
 const shapes = new WeakMap<EntityMetadata, Map<string, WriteShape>>();
 
-function shapeOf(metadata: EntityMetadata, values: Record<string, ColumnValue>): WriteShape {
+/** Which properties a write sets, and the SQL of those set to expressions: writes with one key share a statement. */
+export function shapeKey(values: Record<string, ColumnValue>): string {
   const keys = Object.keys(values).filter((key) => values[key] !== undefined).sort();
-  const key = keys.map((property) => (typeof values[property] === 'function' ? `${property}=${(values[property] as () => string)()}` : property)).join('|');
+  return keys.map((property) => (typeof values[property] === 'function' ? `${property}=${(values[property] as () => string)()}` : property)).join('|');
+}
+
+function shapeOf(metadata: EntityMetadata, values: Record<string, ColumnValue>): WriteShape {
+  const key = shapeKey(values);
   let byKey = shapes.get(metadata);
   if (!byKey) shapes.set(metadata, (byKey = new Map()));
   let shape = byKey.get(key);
@@ -87,16 +92,16 @@ export function insertParts(metadata: EntityMetadata, values: Record<string, Col
 }
 
 /**
- * A multi-row `INSERT` of rows that set the same properties (the first row's shape): one array
- * parameter per column, unnested, so the text (and its prepared statement) is one whatever
- * the number of rows. Answers the column list, the `SELECT` that yields the rows, and the
- * parameters.
+ * A multi-row `INSERT` of rows that set the same properties (the first row's shape, see
+ * `shapeKey`), parameters from `$first`: one array parameter per column, unnested, so the
+ * text (and its prepared statement) is one whatever the number of rows. Answers the column
+ * list, the `SELECT` that yields the rows, and the parameters.
  */
-export function insertRowsParts(metadata: EntityMetadata, rows: Record<string, ColumnValue>[]) {
+export function insertRowsParts(metadata: EntityMetadata, rows: Record<string, ColumnValue>[], first = 1) {
   const shape = shapeOf(metadata, rows[0]);
   const driver = metadata.dataSource.driver;
   const types = new Map(metadata.columns.map((column) => [column.propertyName, driver.normalizeType(column)]));
-  let next = 1;
+  let next = first;
   const placeholders = shape.parameters.map(({ property }) => `$${next++}::${types.get(property)}[]`);
   let column = 0;
   return {
