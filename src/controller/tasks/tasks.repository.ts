@@ -28,6 +28,13 @@ export interface DispatchAssignment {
 }
 
 /** `from` narrows the states a move may start from; `stay` lets a task already in the target state take the patch. */
+/** A completion reported by the holder of the task's callback token. */
+export interface TokenCompletion {
+  guid: string;
+  tokenHash: string;
+  outcome: { exitCode: number | null; resultKey: string | null; resultMetadata: Record<string, unknown> | null; errorMessage: string | null };
+}
+
 export interface MoveOptions {
   from?: readonly TaskStatus[];
   stay?: boolean;
@@ -155,6 +162,37 @@ export class TasksRepository {
   async transitionByToken(guid: string, tokenHash: string, to: TaskStatus, patch: TaskPatch = {}, options: MoveOptions = {}): Promise<boolean> {
     const moved = await this.move(to, patch, options, { sql: 'guid = $ AND callback_token_hash = $', params: [guid, tokenHash] }, 'guid');
     return moved.length > 0;
+  }
+
+  /**
+   * `transitionByToken(guid, tokenHash, 'completed', outcome)` for many tasks in one statement
+   * (a group-committed batch of callbacks). Answers, per item in order, whether its task moved;
+   * a task named twice is sent once, for its first item, and the later ones answer false (the
+   * caller then reads the task, as for any report that did not move it).
+   */
+  async completeByTokens(items: TokenCompletion[]): Promise<boolean[]> {
+    const first = new Map<string, TokenCompletion>();
+    for (const item of items) if (!first.has(item.guid)) first.set(item.guid, item);
+    const sent = [...first.values()];
+    const rows = await runPrepared<{ guid: string }>(
+      this.db,
+      `WITH v AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::jsonb[], $6::text[])
+                    AS v(guid, token_hash, exit_code, result_key, result_metadata, error_message)),
+       moved AS (UPDATE ${TASKS} t SET status = 'completed', exit_code = v.exit_code, result_key = v.result_key, result_metadata = v.result_metadata,
+                   error_message = v.error_message, updated_at = now(), finished_at = now()
+                 FROM v WHERE t.guid = v.guid AND t.callback_token_hash = v.token_hash AND t.status = ANY($7) RETURNING t.*),
+       event AS (${taskEventsInsert(kindOfMove(true, false), 'moved')})
+       SELECT guid FROM moved`,
+      [
+        sent.map((item) => item.guid), sent.map((item) => item.tokenHash), sent.map((item) => item.outcome.exitCode),
+        sent.map((item) => item.outcome.resultKey), sent.map((item) => (item.outcome.resultMetadata === null ? null : JSON.stringify(item.outcome.resultMetadata))),
+        sent.map((item) => item.outcome.errorMessage), statusesBefore('completed'),
+      ],
+    );
+    countFinished('completed', rows.length);
+    if (rows.length > 0) this.events?.written();
+    const moved = new Set(rows.map((row) => row.guid));
+    return items.map((item) => first.get(item.guid) === item && moved.has(item.guid));
   }
 
   /** `transition` of a task still on attempt `attempt`: an ending of an earlier attempt never moves it. */
