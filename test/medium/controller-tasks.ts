@@ -23,7 +23,7 @@ export async function controllerDatabase(pools = 1, poolSize = 4): Promise<{ sou
 }
 
 /** A new task's columns, as POST /tasks/ stores them. */
-export function makeTaskRow(overrides: Partial<Task> = {}): Partial<Task> {
+export function makeTaskRow(overrides: Partial<Task> = {}): Partial<Task> & { guid: string } {
   const guid = randomUUID();
   return {
     guid,

@@ -2,7 +2,8 @@ import { Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityMetadata } from 'typeorm';
 import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
-import { hydrate, insertParts, insertRowsParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
+import { GroupCommit } from '../../shared/database/group-commit';
+import { byShape, hydrate, insertParts, insertRowsParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { EventFeed } from '../events/event-feed';
 import { kindOfMove, taskEventsInsert } from '../events/event-sql';
 import { isFinal, statusesBefore } from './task-state';
@@ -63,20 +64,35 @@ export class TasksRepository {
   ) {}
 
   /**
-   * Stores a new task with its `task.created` event: one INSERT ... RETURNING, a prepared
-   * statement per set of columns.
+   * Stores a new task with its `task.created` event, group-committed: a task waits only while
+   * two writes are under way, and the tasks that came meanwhile go in one INSERT ... RETURNING
+   * per shape of row (`byShape`).
    */
-  async insert(values: Partial<Task>): Promise<Task> {
-    const parts = insertParts(this.metadata, values);
-    const [row] = await runPrepared(
-      this.db,
-      `WITH created AS (INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) RETURNING *),
-       event AS (${taskEventsInsert('task.created', 'created')})
-       SELECT ${this.columns} FROM created`,
-      parts.params,
-    );
-    this.events?.written();
-    return this.hydrate(row);
+  insert(values: Partial<Task> & { guid: string }): Promise<Task> {
+    return this.inserts.add(values);
+  }
+
+  private readonly inserts = new GroupCommit<Partial<Task> & { guid: string }, Task>((rows) => this.insertRows(rows), { maxBatch: 128, maxInFlight: 2 });
+
+  private async insertRows(rows: (Partial<Task> & { guid: string })[]): Promise<Task[]> {
+    const stored = new Map<string, Task>();
+    await Promise.all(byShape(rows, (row) => row).map(async (group) => {
+      const parts = insertRowsParts(this.metadata, group);
+      const created = await runPrepared(
+        this.db,
+        `WITH created AS (INSERT INTO ${TASKS} (${parts.names}) ${parts.select} RETURNING *),
+         event AS (${taskEventsInsert('task.created', 'created')})
+         SELECT ${this.columns} FROM created`,
+        parts.params,
+      );
+      for (const row of created) stored.set(row.guid as string, this.hydrate(row));
+    }));
+    if (stored.size > 0) this.events?.written();
+    return rows.map((row) => {
+      const task = stored.get(row.guid);
+      if (!task) throw new Error(`Task ${row.guid} was not stored`);
+      return task;
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { GroupCommit } from '../../shared/database/group-commit';
-import { shapeKey } from '../../shared/database/statements';
+import { byShape } from '../../shared/database/statements';
 import { DomainError } from '../../shared/errors/domain-error';
 import { TaskConcurrency, workflowConcurrency } from '../scheduling/concurrency';
 import { TaskTemplateDto } from '../tasks/tasks.dto';
@@ -77,13 +77,8 @@ export class WebhookRouter {
    * one statement per shape of task (the tasks of one workflow share one).
    */
   private async storeRouted(rows: RoutedRows[]): Promise<boolean[]> {
-    const byShape = new Map<string, RoutedRows[]>();
-    for (const row of rows) {
-      const key = shapeKey(row.task);
-      byShape.set(key, [...(byShape.get(key) ?? []), row]);
-    }
     const stored = new Set<string>();
-    await Promise.all([...byShape.values()].map(async (group) => {
+    await Promise.all(byShape(rows, (row) => row.task).map(async (group) => {
       const deliveries = this.ledger.insertManyOnce(group.map((row) => row.delivery));
       const tasks = await this.tasks.repository.insertManyAfter(group.map((row) => row.task), deliveries, `t."delivery_id" IN (SELECT id::text FROM precondition)`);
       for (const guid of tasks) stored.add(guid);

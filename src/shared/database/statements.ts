@@ -54,6 +54,18 @@ export function shapeKey(values: Record<string, ColumnValue>): string {
   return keys.map((property) => (typeof values[property] === 'function' ? `${property}=${(values[property] as () => string)()}` : property)).join('|');
 }
 
+/** `items` in groups whose rows (`rowOf`) share a shape: one multi-row statement a group. */
+export function byShape<T>(items: T[], rowOf: (item: T) => Record<string, ColumnValue>): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = shapeKey(rowOf(item));
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return [...groups.values()];
+}
+
 function shapeOf(metadata: EntityMetadata, values: Record<string, ColumnValue>): WriteShape {
   const key = shapeKey(values);
   let byKey = shapes.get(metadata);
