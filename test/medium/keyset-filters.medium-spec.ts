@@ -76,29 +76,28 @@ describe('list filters, every combination, paged both ways', () => {
   }, 60_000);
   afterAll(() => close());
 
-  const deliveryFilters: Required<DeliveryFilters> = { source: 'forge', event: 'push', outcome: 'ignored', workflow: 'workflow-a' };
-  it.each(subsets(deliveryFilters).map((filters) => [JSON.stringify(filters), filters]))('the delivery ledger, %s', async (_name, filters) => {
-    const ledger = new DeliveryLedger(source.getRepository(WebhookDelivery));
-    const where = Object.entries({ source: filters.source, event: filters.event, outcome: filters.outcome, workflow_id: filters.workflow })
-      .filter(([, value]) => value !== undefined);
+  /** The ids of a table's rows equal to every value set (column -> value), newest first: one query, the truth the pages are held to. */
+  async function matching(table: string, time: string, equal: Record<string, string | undefined>): Promise<string[]> {
+    const where = Object.entries(equal).filter(([, value]) => value !== undefined);
     const rows: { id: string }[] = await source.query(
-      `SELECT id FROM "controller"."webhook_deliveries" WHERE ${where.map(([column], i) => `${column} = $${i + 1}`).join(' AND ') || 'true'} ORDER BY received_at DESC, id DESC`,
+      `SELECT id FROM "controller"."${table}" WHERE ${where.map(([column], i) => `${column} = $${i + 1}`).join(' AND ') || 'true'} ORDER BY ${time} DESC, id DESC`,
       where.map(([, value]) => value),
     );
     expect(rows.length).toBeGreaterThan(0);
-    await walkBothWays((f: DeliveryFilters, request) => ledger.list(f, request), filters, rows.map((row) => row.id), 9);
+    return rows.map((row) => row.id);
+  }
+
+  const deliveryFilters: Required<DeliveryFilters> = { source: 'forge', event: 'push', outcome: 'ignored', workflow: 'workflow-a' };
+  it.each(subsets(deliveryFilters).map((filters) => [JSON.stringify(filters), filters]))('the delivery ledger, %s', async (_name, filters) => {
+    const ledger = new DeliveryLedger(source.getRepository(WebhookDelivery));
+    const truth = await matching('webhook_deliveries', 'received_at', { source: filters.source, event: filters.event, outcome: filters.outcome, workflow_id: filters.workflow });
+    await walkBothWays((f: DeliveryFilters, request) => ledger.list(f, request), filters, truth, 9);
   });
 
   const auditFilters: Required<Omit<AuditFilters, 'since'>> = { actor: 'ops', action: 'tasks.create', resource_type: 'task', resource_id: 'r2' };
   it.each(subsets(auditFilters).map((filters) => [JSON.stringify(filters), filters]))('the audit trail, %s', async (_name, filters) => {
     const audit = new AuditRepository(source.getRepository(AuditEntry));
-    const where = Object.entries({ actor_name: filters.actor, action: filters.action, resource_type: filters.resource_type, resource_id: filters.resource_id })
-      .filter(([, value]) => value !== undefined);
-    const rows: { id: string }[] = await source.query(
-      `SELECT id FROM "controller"."audit_entries" WHERE ${where.map(([column], i) => `${column} = $${i + 1}`).join(' AND ') || 'true'} ORDER BY at DESC, id DESC`,
-      where.map(([, value]) => value),
-    );
-    expect(rows.length).toBeGreaterThan(0);
-    await walkBothWays((f: AuditFilters, request) => audit.list(f, request), filters, rows.map((row) => row.id), 7);
+    const truth = await matching('audit_entries', 'at', { actor_name: filters.actor, action: filters.action, resource_type: filters.resource_type, resource_id: filters.resource_id });
+    await walkBothWays((f: AuditFilters, request) => audit.list(f, request), filters, truth, 7);
   });
 });
