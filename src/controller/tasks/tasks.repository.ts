@@ -28,7 +28,6 @@ export interface DispatchAssignment {
   callbackTokenHash: string;
 }
 
-/** `from` narrows the states a move may start from; `stay` lets a task already in the target state take the patch. */
 /** A completion reported by the holder of the task's callback token. */
 export interface TokenCompletion {
   guid: string;
@@ -36,6 +35,7 @@ export interface TokenCompletion {
   outcome: { exitCode: number | null; resultKey: string | null; resultMetadata: Record<string, unknown> | null; errorMessage: string | null };
 }
 
+/** `from` narrows the states a move may start from; `stay` lets a task already in the target state take the patch. */
 export interface MoveOptions {
   from?: readonly TaskStatus[];
   stay?: boolean;

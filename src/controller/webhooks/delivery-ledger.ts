@@ -66,8 +66,9 @@ export class DeliveryLedger {
 
   /**
    * `INSERT ... ON CONFLICT DO NOTHING RETURNING id` of many rows, for `recordOnce` and for a
-   * caller that writes other rows in the same statement (routed deliveries' tasks): each row is given every column, so rows of any
-   * outcome share one statement, and an id when it has none (`ids`, in order).
+   * caller that writes other rows in the same statement (routed deliveries' tasks). Each row is
+   * given every column (the entity's defaults where it sets none), so rows of any outcome share
+   * one statement, and an id when it has none (`ids`, in order).
    */
   insertManyOnce(rows: Partial<WebhookDelivery>[]): { text: string; params: unknown[]; ids: string[] } {
     const now = new Date();

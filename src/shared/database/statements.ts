@@ -111,17 +111,30 @@ export function insertParts(metadata: EntityMetadata, values: Record<string, Col
  */
 export function insertRowsParts(metadata: EntityMetadata, rows: Record<string, ColumnValue>[], first = 1) {
   const shape = shapeOf(metadata, rows[0]);
-  const driver = metadata.dataSource.driver;
-  const types = new Map(metadata.columns.map((column) => [column.propertyName, driver.normalizeType(column)]));
-  let next = first;
-  const placeholders = shape.parameters.map(({ property }) => `$${next++}::${types.get(property)}[]`);
-  let column = 0;
-  return {
-    names: shape.names.join(', '),
-    select: `SELECT ${shape.expressions.map((expression) => expression ?? `u.c${column++}`).join(', ')}
-             FROM unnest(${placeholders.join(', ')}) AS u(${shape.parameters.map((_, i) => `c${i}`).join(', ')})`,
-    params: columnsOf(rows.map((row) => parametersOf(shape, row)), shape.parameters.length),
-  };
+  return { ...rowsSqlOf(metadata, shape, first), params: columnsOf(rows.map((row) => parametersOf(shape, row)), shape.parameters.length) };
+}
+
+const rowsSql = new WeakMap<WriteShape, Map<number, { names: string; select: string }>>();
+
+/** `insertRowsParts`' SQL of one shape from one first parameter, built once and kept (each write of a batch needs it). */
+function rowsSqlOf(metadata: EntityMetadata, shape: WriteShape, first: number): { names: string; select: string } {
+  let byFirst = rowsSql.get(shape);
+  if (!byFirst) rowsSql.set(shape, (byFirst = new Map()));
+  let sql = byFirst.get(first);
+  if (!sql) {
+    const driver = metadata.dataSource.driver;
+    const types = new Map(metadata.columns.map((column) => [column.propertyName, driver.normalizeType(column)]));
+    let next = first;
+    const placeholders = shape.parameters.map(({ property }) => `$${next++}::${types.get(property)}[]`);
+    let column = 0;
+    sql = {
+      names: shape.names.join(', '),
+      select: `SELECT ${shape.expressions.map((expression) => expression ?? `u.c${column++}`).join(', ')}
+               FROM unnest(${placeholders.join(', ')}) AS u(${shape.parameters.map((_, i) => `c${i}`).join(', ')})`,
+    };
+    byFirst.set(first, sql);
+  }
+  return sql;
 }
 
 /** Rows of parameters as one array per column. */
