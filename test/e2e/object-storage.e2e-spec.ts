@@ -36,6 +36,9 @@ describe.each(implementations)('%s object storage', (_name, create) => {
     expect(info).toMatchObject({ key: 'briefs/a.json', size: 4096 });
     expect(await readAll((await storage.get('briefs/a.json'))!)).toEqual(body);
     expect(await storage.exists('briefs/a.json')).toBe(true);
+    const opened = await storage.open('briefs/a.json');
+    expect(opened?.size).toBe(4096);
+    expect(await readAll(opened!.body)).toEqual(body);
   });
 
   it('stores a stream of known size', async () => {
@@ -76,14 +79,15 @@ describe.each(implementations)('%s object storage', (_name, create) => {
   });
 
   it('stores a stream of unknown size, empty or not', async () => {
-    await storage.put('results/t/empty.txt', Readable.from([]));
+    expect(await storage.put('results/t/empty.txt', Readable.from([]))).toEqual({ key: 'results/t/empty.txt', size: 0 });
     expect((await storage.stat('results/t/empty.txt'))?.size).toBe(0);
-    await storage.put('results/t/some.txt', Readable.from([Buffer.from('abc'), Buffer.from('def')]));
+    expect(await storage.put('results/t/some.txt', Readable.from([Buffer.from('abc'), Buffer.from('def')]))).toEqual({ key: 'results/t/some.txt', size: 6 });
     expect((await readAll((await storage.get('results/t/some.txt'))!)).toString()).toBe('abcdef');
   });
 
   it('answers null for a missing object and deletes what exists', async () => {
     expect(await storage.get('nothing/here')).toBeNull();
+    expect(await storage.open('nothing/here')).toBeNull();
     expect(await storage.stat('nothing/here')).toBeNull();
     await storage.put('results/t/r.txt', Buffer.from('x'));
     await storage.delete('results/t/r.txt');

@@ -99,10 +99,9 @@ export class AgentService {
     if (!mayRead(task, objectKey)) {
       throw new DomainError('permission_denied', `Agents may read only their task's brief (${task.briefKey || 'none'}) and its skill packages.`);
     }
-    const info = await this.storage.stat(objectKey);
-    const body = info ? await this.storage.get(objectKey) : null;
-    if (!info || !body) throw DomainError.notFound(`Object ${objectKey}`);
-    return { body, size: info.size };
+    const object = await this.storage.open(objectKey);
+    if (!object) throw DomainError.notFound(`Object ${objectKey}`);
+    return object;
   }
 
   /** Writes a result object, only under `results/<task_id>/`. */
@@ -115,8 +114,7 @@ export class AgentService {
       throw new DomainError('permission_denied', `Agents may write only under results/${task.taskId}/.`);
     }
     if (isFinal(task.status)) throw DomainError.conflict(`Task ${task.taskId} is already ${task.status}.`, { status: task.status });
-    const info = await this.storage.put(objectKey, body, { size: body.length, contentType });
-    return { key: info.key, size: info.size };
+    return this.storage.put(objectKey, body, { size: body.length, contentType });
   }
 
   /** Checks the key against the task, then finds it: 401/403 before 404. */

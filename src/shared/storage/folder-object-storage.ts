@@ -3,7 +3,7 @@ import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertObjectKey, assertSize, ObjectInfo, ObjectStorage } from './object-storage';
+import { assertObjectKey, assertSize, ObjectBody, ObjectInfo, ObjectStorage, StoredObject } from './object-storage';
 
 /**
  * Objects as files under one folder. A put writes a temporary file and renames it into
@@ -13,25 +13,30 @@ import { assertObjectKey, assertSize, ObjectInfo, ObjectStorage } from './object
 export class FolderObjectStorage implements ObjectStorage {
   constructor(private readonly root: string) {}
 
-  async put(key: string, body: Buffer | Readable, options: { size?: number } = {}): Promise<ObjectInfo> {
+  async put(key: string, body: Buffer | Readable, options: { size?: number } = {}): Promise<StoredObject> {
     const target = this.pathOf(key);
     await fs.mkdir(path.dirname(target), { recursive: true });
     const temporary = path.join(path.dirname(target), `.${path.basename(target)}.${randomUUID()}.partial`);
     try {
       if (Buffer.isBuffer(body)) await fs.writeFile(temporary, body);
       else await pipeline(body, createWriteStream(temporary));
-      assertSize(key, (await fs.stat(temporary)).size, options.size);
+      const { size } = await fs.stat(temporary);
+      assertSize(key, size, options.size);
       await fs.rename(temporary, target);
+      return { key, size };
     } catch (error) {
       await fs.rm(temporary, { force: true });
       throw error;
     }
-    return (await this.stat(key))!;
   }
 
   async get(key: string): Promise<Readable | null> {
-    if (!(await this.exists(key))) return null;
-    return createReadStream(this.pathOf(key));
+    return (await this.open(key))?.body ?? null;
+  }
+
+  async open(key: string): Promise<ObjectBody | null> {
+    const info = await this.stat(key);
+    return info ? { body: createReadStream(this.pathOf(key)), size: info.size } : null;
   }
 
   async stat(key: string): Promise<ObjectInfo | null> {

@@ -8,6 +8,18 @@ export interface ObjectInfo {
   lastModified: Date;
 }
 
+/** What a put knows of the object it stored, without asking the store again. */
+export interface StoredObject {
+  key: string;
+  size: number;
+}
+
+/** An object's bytes with their length, as one read gives them. */
+export interface ObjectBody {
+  body: Readable;
+  size: number;
+}
+
 /**
  * Object storage: an S3 bucket in production, a folder under DATA_DIR in embedded mode.
  * Keys are relative, `/`-separated paths (see `assertObjectKey`).
@@ -17,9 +29,11 @@ export interface ObjectStorage {
    * Stores a body. With a stream, `size` is what it must bring (else the put fails and keeps
    * nothing); S3 sends a small object in one request and a large one in bounded parts.
    */
-  put(key: string, body: Buffer | Readable, options?: { size?: number; contentType?: string }): Promise<ObjectInfo>;
+  put(key: string, body: Buffer | Readable, options?: { size?: number; contentType?: string }): Promise<StoredObject>;
   /** The object's bytes, or null when there is no such object. */
   get(key: string): Promise<Readable | null>;
+  /** The object's bytes and their length in one request, or null when there is no such object. */
+  open(key: string): Promise<ObjectBody | null>;
   stat(key: string): Promise<ObjectInfo | null>;
   exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;

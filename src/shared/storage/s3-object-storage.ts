@@ -1,6 +1,7 @@
 import { Client } from 'minio';
 import { Readable } from 'node:stream';
-import { assertObjectKey, assertSize, ObjectInfo, ObjectStorage } from './object-storage';
+import type { IncomingMessage } from 'node:http';
+import { assertObjectKey, assertSize, ObjectBody, ObjectInfo, ObjectStorage, StoredObject } from './object-storage';
 
 export interface S3Settings {
   endpoint: string;
@@ -47,13 +48,16 @@ export class S3ObjectStorage implements ObjectStorage {
     return this.bucketReady;
   }
 
-  async put(key: string, body: Buffer | Readable, options: { size?: number; contentType?: string } = {}): Promise<ObjectInfo> {
+  /** One request for a buffer or a stream of one part; what was stored is known without a HEAD. */
+  async put(key: string, body: Buffer | Readable, options: { size?: number; contentType?: string } = {}): Promise<StoredObject> {
     assertObjectKey(key);
     await this.ensureBucket();
     const metadata: Record<string, string> = options.contentType ? { 'Content-Type': options.contentType } : {};
-    if (Buffer.isBuffer(body)) await this.client.putObject(this.settings.bucket, key, body, body.length, metadata);
-    else await this.putStream(key, body, options.size, metadata);
-    return (await this.stat(key))!;
+    if (Buffer.isBuffer(body)) {
+      await this.client.putObject(this.settings.bucket, key, body, body.length, metadata);
+      return { key, size: body.length };
+    }
+    return { key, size: await this.putStream(key, body, options.size, metadata) };
   }
 
   /**
@@ -63,7 +67,7 @@ export class S3ObjectStorage implements ObjectStorage {
    * client's own streaming upload first looks for an unfinished upload of the same key to
    * resume, which could join two concurrent uploads of one key.)
    */
-  private async putStream(key: string, body: Readable, size: number | undefined, headers: Record<string, string>): Promise<void> {
+  private async putStream(key: string, body: Readable, size: number | undefined, headers: Record<string, string>): Promise<number> {
     const { bucket } = this.settings;
     const parts = partsOf(body, S3_PART_SIZE);
     const first = await parts.next();
@@ -71,7 +75,7 @@ export class S3ObjectStorage implements ObjectStorage {
     if (firstPart.length < S3_PART_SIZE) {
       assertSize(key, firstPart.length, size);
       await this.client.putObject(bucket, key, firstPart, firstPart.length, headers);
-      return;
+      return firstPart.length;
     }
     const uploadId = await this.client.initiateNewMultipartUpload(bucket, key, headers);
     try {
@@ -89,6 +93,7 @@ export class S3ObjectStorage implements ObjectStorage {
       }
       assertSize(key, received, size);
       await this.client.completeMultipartUpload(bucket, key, uploadId, uploaded);
+      return received;
     } catch (error) {
       await this.client.abortMultipartUpload(bucket, key, uploadId).catch(() => undefined);
       throw error;
@@ -96,10 +101,23 @@ export class S3ObjectStorage implements ObjectStorage {
   }
 
   async get(key: string): Promise<Readable | null> {
+    return (await this.open(key))?.body ?? null;
+  }
+
+  /** One GET: the response is the body, and its `content-length` the size. */
+  async open(key: string): Promise<ObjectBody | null> {
     assertObjectKey(key);
     await this.ensureBucket();
     try {
-      return await this.client.getObject(this.settings.bucket, key);
+      const response = (await this.client.getObject(this.settings.bucket, key)) as IncomingMessage;
+      const length = response.headers['content-length'];
+      // S3 sends the length of every whole object; a store that streams without one is asked.
+      const size = length === undefined ? (await this.stat(key))?.size : Number(length);
+      if (size === undefined) {
+        response.destroy();
+        return null;
+      }
+      return { body: response, size };
     } catch (error) {
       if (isNotFound(error)) return null;
       throw error;
