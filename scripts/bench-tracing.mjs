@@ -3,7 +3,8 @@
 // forge push matched by a workflow, 200 once its task is stored) and POST /api/v1/tasks/ (201).
 // Two controllers run side by side, each on its own database, with the production services and
 // a consumer online (a dispatcher stand-in that takes every task at once, so the dispatch loop
-// sends the stored tasks out during the runs; no agent runs):
+// sends the stored tasks out during the runs; no agent runs). A run ends when every task it
+// stored has been handed to the consumer, so its CPU per request holds the hand-off too:
 //   off: no OTEL_* variable set (the default: the SDK is never loaded);
 //   on:  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set, sampler always_on, every span exported as
 //        OTLP/HTTP JSON to a receiver process on loopback (test/harness/otlp-receiver.mjs,
@@ -93,7 +94,7 @@ async function controller(name, services, env, serverRoot = root) {
   // A consumer online: the dispatch loop sends each stored task out during the runs, as in production.
   const consumer = await dispatcherStandIn(base, token);
   return {
-    name, base, createTask, pid: server.child.pid, taken: () => consumer.tokens.size,
+    name, base, createTask, pid: server.child.pid, taken: () => consumer.tokens.size, stored: 0,
     stop: async () => {
       consumer.close();
       await server.stop();
@@ -108,10 +109,14 @@ const pct = (value) => `${(100 * value).toFixed(0)}%`;
 
 /** Interleaved runs of `measured` beside `baseline` for one workload; prints and emits the figure. */
 async function compare(label, workload, baseline, measured, target, expected) {
+  // Each run ends when the server has handed every task it stored to the consumer: the CPU of
+  // that hand-off is the run's own, and no run is slowed by a backlog the other server left.
   const run = (server) => async () => {
     const cpuBefore = cpuMs(server.pid);
     const figures = await load(server.base, count, workload(server));
-    return { ...figures, cpuPerRequest: (cpuMs(server.pid) - cpuBefore) / count };
+    server.stored += figures.statuses.get(expected) ?? 0;
+    const drained = await drain(server);
+    return { ...figures, drained, cpuPerRequest: (cpuMs(server.pid) - cpuBefore) / count };
   };
   const { runs, baselines, ratios } = await interleaved(rounds, run(baseline), run(measured));
   const shares = ratios((figures) => figures.rate);
@@ -121,6 +126,7 @@ async function compare(label, workload, baseline, measured, target, expected) {
     && requireStatuses(`${label} (${baseline.name})`, mergeStatuses(...baselines.map((r) => r.statuses)), [expected]);
   console.log(`${label}: ${measured.name} ${spread(runs.map((r) => r.rate))} requests/s, ${baseline.name} ${spread(baselines.map((r) => r.rate))} requests/s`);
   console.log(`   p50 / p99: ${measured.name} ${ms(median(runs, 'p50'))} / ${ms(median(runs, 'p99'))}, ${baseline.name} ${ms(median(baselines, 'p50'))} / ${ms(median(baselines, 'p99'))} (medians over runs); statuses of ${measured.name}: ${tally(measuredStatuses)}`);
+  console.log(`   hand-off of the stored tasks after the last request: ${measured.name} ${ms(median(runs, 'drained'))}, ${baseline.name} ${ms(median(baselines, 'drained'))} (medians; CPU per request includes it)`);
   console.log(`   ${measured.name} / ${baseline.name} beside it: ${spread(shares, pct)} (target >= ${pct(target)})`);
   const reference = (baselines[middle].rate + baselines[middle + 1].rate) / 2;
   emitFigure({ figure: `${label}, ${measured.name}`, value: `${runs[middle].rate.toFixed(0)} rps`, baseline: `${reference.toFixed(0)} rps ${baseline.name}`, ratio: pct(shares[middle]), target: `>= ${pct(target)}`, met: ok && shares[middle] >= target });
@@ -135,6 +141,16 @@ async function compare(label, workload, baseline, measured, target, expected) {
 }
 
 const median = (runs, key) => percentile(runs.map((r) => r[key]), 50);
+
+/** Waits until the consumer has taken every task the server stored; answers the wait in ms. */
+async function drain(server, limitMs = 120_000) {
+  const started = performance.now();
+  while (server.taken() < server.stored) {
+    if (performance.now() - started > limitMs) throw new Error(`${server.name}: ${server.stored - server.taken()} stored tasks not dispatched within ${limitMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return performance.now() - started;
+}
 
 /** A process's user + system CPU time so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
 function cpuMs(pid) {
@@ -168,7 +184,7 @@ async function main() {
     const spans = (await receiver.spans()) - spansBefore;
     console.log(`spans received from "on": ${spans}, ${(spans / (2 * rounds * count)).toFixed(1)} per request`);
     // "off" ran one run more of each section than "on" (its runs are on both sides of each of "on"'s).
-    console.log(`tasks dispatched to the consumer 6 s after the last run: off ${off.taken()} of ${2 * (rounds + 1) * count} stored, on ${on.taken()} of ${2 * rounds * count}`);
+    console.log(`tasks dispatched to the consumer: off ${off.taken()} of ${off.stored} stored, on ${on.taken()} of ${on.stored}`);
     if (beforeRoot) {
       // Fresh servers: the pending tasks a server has stored (no dispatcher takes them) weigh on
       // its later requests, so both sides start from empty databases and grow in step.
