@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { Dispatcher } from '../../src/controller/dispatchers/dispatchers.entity';
 import { QueueClaim } from '../../src/controller/scheduling/queue-claim';
 import { Task } from '../../src/controller/tasks/tasks.entity';
 import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
@@ -60,6 +61,12 @@ describe('the controller queue on PostgreSQL', () => {
     const batch = await queue.claimBatch(5, 60);
     expect(batch.tasks.map((task) => [task.guid, task.dispatcherGuid])).toEqual([[waiting[1].guid, dispatcher]]);
     expect(batch.dispatchers.map((known) => known.guid)).toEqual([dispatcher]);
+    // Read with the claim's first candidates in one statement: each dispatcher as the repository loads it.
+    await sources[0].query(`UPDATE "controller"."dispatchers" SET labels = '{"zone":"a"}', api_key_encrypted = 'v1:x', bound_to = 'operator'`);
+    const again = await queue.claimBatch(1, 60);
+    expect(again.dispatchers).toEqual(await sources[0].getRepository(Dispatcher).find());
+    expect(again.dispatchers[0].lastHeartbeatAt).toBeInstanceOf(Date);
+    expect(again.dispatchers[0].labels).toEqual({ zone: 'a' });
     // The dispatched task and the replica's claim: not this batch's own task, which its sender counts as it sends.
     expect(batch.held).toEqual(new Map([[dispatcher, 2]]));
   });

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { hydrate, runPrepared } from '../../shared/database/statements';
+import { lockedTransaction } from '../../shared/database/locked-transaction';
+import { hydrate, runPrepared, selectedColumns } from '../../shared/database/statements';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 import { Task } from '../tasks/tasks.entity';
 import { ClaimCandidate, ClaimSlots } from './claim-plan';
@@ -17,6 +18,21 @@ const MAX_PASSES = 4;
 
 /** A task holds a slot of its dispatcher and of its key while dispatched or running, or while a round has it claimed. */
 const HOLDS_SLOT = `(status IN ('dispatched', 'running') OR (status = 'pending' AND dispatch_claimed_until > now()))`;
+
+/**
+ * Pending tasks that are due and unclaimed, in queue order: at most $1, none of the keys in
+ * $2 (known to be full), after the row ($3 priority, $4 fair tag, $5 creation, $6 guid) when given.
+ */
+const CANDIDATES = `SELECT guid, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
+         priority, fair_tag, created_at, created_at::text AS created_at_text
+  FROM ${TASKS}
+  WHERE status = 'pending'
+    AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
+    AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())
+    AND (concurrency_key IS NULL OR concurrency_key <> ALL($2::text[]))
+    AND ($3::int IS NULL OR priority < $3 OR (priority = $3 AND (fair_tag, created_at, guid) > ($4::float8, $5::timestamptz, $6::uuid)))
+  ORDER BY priority DESC, fair_tag, created_at, guid
+  LIMIT $1`;
 
 interface CandidateRow {
   guid: string;
@@ -94,18 +110,17 @@ export class QueueClaim {
   }
 
   async claimBatch(size: number, leaseSeconds: number): Promise<ClaimedBatch> {
-    return this.db.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [QUEUE_CLAIM_LOCK]);
-      const dispatchers = await manager.getRepository(Dispatcher).find();
-      const held = await this.dispatcherHeld(manager);
+    return lockedTransaction(this.db, QUEUE_CLAIM_LOCK, async (manager) => {
+      const window = size * WINDOW_FACTOR;
+      const { dispatchers, held, candidates } = await this.opening(manager, window);
       // The plan counts its own choices into the map it is given: the batch's sender counts them as it sends.
       const slots = new ClaimSlots(dispatchers, new Map(held), new Map());
       let after: CandidateRow | null = null;
       for (let pass = 0; pass < MAX_PASSES; pass++) {
-        const rows = await this.candidates(manager, size * WINDOW_FACTOR, [...slots.plan.fullKeys], after);
+        const rows: CandidateRow[] = pass === 0 ? candidates : await this.candidates(manager, window, [...slots.plan.fullKeys], after);
         await this.readKeys(manager, rows, slots);
         const more = slots.take(rows.map(candidateOf), size);
-        if (!more || rows.length < size * WINDOW_FACTOR) break;
+        if (!more || rows.length < window) break;
         after = rows[rows.length - 1];
       }
       await this.noteWaiting(manager, slots.plan.waiting);
@@ -113,30 +128,36 @@ export class QueueClaim {
     });
   }
 
+  /**
+   * What every claim reads first, in one statement under the lock (so in one snapshot taken
+   * after it): every dispatcher, the slots each holds cluster-wide, and the first page of
+   * candidates. Three round trips were one each; each is a write to PostgreSQL and a wait.
+   */
+  private async opening(manager: EntityManager, limit: number): Promise<{ dispatchers: Dispatcher[]; held: Map<string, number>; candidates: CandidateRow[] }> {
+    const metadata = this.db.getMetadata(Dispatcher);
+    const [row]: { dispatchers: Record<string, unknown>[]; held: { dispatcher_guid: string; held: number }[]; candidates: CandidateRow[] }[] = await manager.query(
+      `SELECT
+         (SELECT coalesce(json_agg(d), '[]'::json) FROM (SELECT ${selectedColumns(metadata)} FROM "controller"."dispatchers") d) AS dispatchers,
+         (SELECT coalesce(json_agg(h), '[]'::json)
+            FROM (SELECT dispatcher_guid, count(*)::int AS held FROM ${TASKS}
+                  WHERE dispatcher_guid IS NOT NULL AND ${HOLDS_SLOT} GROUP BY dispatcher_guid) h) AS held,
+         (SELECT coalesce(json_agg(c ORDER BY c.priority DESC, c.fair_tag, c.created_at, c.guid), '[]'::json)
+            FROM (${CANDIDATES}) c) AS candidates`,
+      [limit, [], null, null, null, null],
+    );
+    return {
+      dispatchers: row.dispatchers.map((dispatcher) => hydrate<Dispatcher>(this.db, metadata, dispatcher)),
+      held: new Map(row.held.map((entry) => [entry.dispatcher_guid, Number(entry.held)])),
+      candidates: row.candidates,
+    };
+  }
+
   /** Pending tasks that are due and unclaimed, in queue order, after `after`, leaving out keys known to be full. */
   private candidates(manager: EntityManager, limit: number, fullKeys: string[], after: CandidateRow | null): Promise<CandidateRow[]> {
     return manager.query(
-      `SELECT guid, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
-              priority, fair_tag, created_at::text AS created_at_text
-       FROM ${TASKS}
-       WHERE status = 'pending'
-         AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
-         AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())
-         AND (concurrency_key IS NULL OR concurrency_key <> ALL($2::text[]))
-         AND ($3::int IS NULL OR priority < $3 OR (priority = $3 AND (fair_tag, created_at, guid) > ($4::float8, $5::timestamptz, $6::uuid)))
-       ORDER BY priority DESC, fair_tag, created_at, guid
-       LIMIT $1`,
+      CANDIDATES,
       [limit, fullKeys, after?.priority ?? null, after?.fair_tag ?? null, after?.created_at_text ?? null, after?.guid ?? null],
     );
-  }
-
-  /** Tasks holding a slot of each dispatcher, cluster-wide. */
-  private async dispatcherHeld(manager: EntityManager): Promise<Map<string, number>> {
-    const rows: { dispatcher_guid: string; held: number }[] = await manager.query(
-      `SELECT dispatcher_guid, count(*)::int AS held FROM ${TASKS}
-       WHERE dispatcher_guid IS NOT NULL AND ${HOLDS_SLOT} GROUP BY dispatcher_guid`,
-    );
-    return new Map(rows.map((row) => [row.dispatcher_guid, Number(row.held)]));
   }
 
   /** Adds the slots held of each concurrency key among `rows` not read yet. */

@@ -9,6 +9,7 @@ import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 import { inJsonbOrder } from '../../shared/database/jsonb-order';
 import { runPrepared } from '../../shared/database/statements';
+import { lockedTransaction } from '../../shared/database/locked-transaction';
 
 const TASKS = '"dispatcher"."tasks"';
 
@@ -156,9 +157,8 @@ export class TasksRepository {
    * shows it, the sequence breaking ties.
    */
   claimPending(capacity: number, claimant: string | null = null): Promise<TaskEntity[]> {
-    return this.db.transaction(async (manager) => {
-      // Taken before the statement below, so its snapshot sees every claim committed before.
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [CLAIM_LOCK]);
+    // The lock is taken before the statement below, so its snapshot sees every claim committed before.
+    return lockedTransaction(this.db, CLAIM_LOCK, async (manager) => {
       const claimed: Record<string, unknown>[] = await manager.query(
         `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
          claimed AS (
