@@ -54,6 +54,27 @@ export class PgListener {
     return sent;
   }
 
+  /**
+   * NOTIFYs as `notify` does, but only when another connection listens on the channel (a
+   * listener of this class, on this database, other than this one), in the same statement
+   * that looks: answers whether one did. A replica alone is told nothing and sends nothing.
+   */
+  notifyOthers(payload: string): Promise<boolean> {
+    const sent = this.sending.then(async () => {
+      const client = this.listening ? this.client : undefined;
+      if (!client) return true;
+      const { rows } = await client.query<{ others: number }>(
+        `SELECT count(*)::int AS others, CASE WHEN count(*) > 0 THEN pg_notify($1, $2) END AS sent
+         FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = $3 AND pid <> pg_backend_pid()`,
+        [this.channel, payload, this.applicationName],
+      );
+      return rows[0].others > 0;
+    });
+    this.sending = sent.then(() => undefined, () => undefined);
+    return sent;
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
     this.listening = false;
@@ -61,8 +82,13 @@ export class PgListener {
     await this.client?.end().catch(() => undefined);
   }
 
+  /** How the listeners of a channel are told apart from other connections (pg_stat_activity). */
+  private get applicationName(): string {
+    return `agent-tasks-${this.channel}`;
+  }
+
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.url, application_name: `agent-tasks-${this.channel}` });
+    const client = new Client({ connectionString: this.url, application_name: this.applicationName });
     client.on('notification', (message) => this.onNotify(message.payload));
     client.on('error', (error) => this.logger.warn({ err: error }, `The ${this.channel} listener lost its connection`));
     client.on('end', () => this.reconnect(client));

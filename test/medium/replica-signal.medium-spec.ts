@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { Client } from 'pg';
+import { ReplicaSignal } from '../../src/shared/database/replica-signal';
+import { testServices } from '../harness/services';
+import { waitFor } from '../harness/wait';
+
+const logger = new Logger('replica-signal-spec');
+
+/** The statements every `pg` client sends until `stop()`. */
+function sentStatements(): { texts: string[]; stop: () => void } {
+  const texts: string[] = [];
+  const original = Client.prototype.query;
+  Client.prototype.query = function (this: Client, ...args: unknown[]) {
+    texts.push(String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof Client.prototype.query;
+  return { texts, stop: () => (Client.prototype.query = original) };
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** "Something was written" between replicas, and nothing sent by a replica alone. */
+describe('ReplicaSignal on PostgreSQL', () => {
+  const url = testServices().databaseUrl;
+  const signals: ReplicaSignal[] = [];
+  /** A replica on the channel, counting what it hears from the others. */
+  const replica = async (channel: string) => {
+    const signal = new ReplicaSignal(channel, logger);
+    signals.push(signal);
+    const heard = { count: 0 };
+    await signal.start(url, false, () => heard.count++);
+    return { signal, heard };
+  };
+  afterEach(async () => {
+    await Promise.all(signals.splice(0).map((signal) => signal.stop()));
+  });
+
+  it('sends no NOTIFY while no other replica listens: one look a second however many writes', async () => {
+    const channel = `spec_${randomBytes(6).toString('hex')}`;
+    const alone = await replica(channel);
+    const sent = sentStatements();
+    try {
+      for (let i = 0; i < 20; i++) {
+        alone.signal.announce();
+        await pause(60);
+      }
+    } finally {
+      sent.stop();
+    }
+    // 1.2 s of writes announced every 60 ms: the look at the start (or none, inside the look the start made) and one after its second.
+    const looks = sent.texts.filter((text) => text.includes('pg_notify'));
+    expect(looks.length).toBeGreaterThanOrEqual(1);
+    expect(looks.length).toBeLessThanOrEqual(2);
+  });
+
+  it('tells a replica of another one\'s writes, and a replica that starts ends the others\' silence at once', async () => {
+    const channel = `spec_${randomBytes(6).toString('hex')}`;
+    const first = await replica(channel);
+    first.signal.announce();
+    await pause(150);
+    // Alone, it now sends nothing for a second; the second replica's start is heard at once.
+    const second = await replica(channel);
+    await waitFor(() => first.heard.count >= 2, 2_000, 'the first replica to hear the second start (after its own connect)');
+    const before = second.heard.count;
+    first.signal.announce();
+    await waitFor(() => second.heard.count > before, 500, 'the second replica to hear the first write well within the silence');
+    const firstBefore = first.heard.count;
+    second.signal.announce();
+    await waitFor(() => first.heard.count > firstBefore, 500, 'the first replica to hear the second write');
+  });
+});
