@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { migrateRole } from '../../src/bootstrap';
 import { callbackBody } from '../../src/dispatcher/callbacks/callback-body';
@@ -9,6 +8,7 @@ import { TaskEntity } from '../../src/dispatcher/tasks/task.entity';
 import { TasksRepository } from '../../src/dispatcher/tasks/tasks.repository';
 import { loadConfig } from '../../src/shared/config/config';
 import { roleDataSourceOptions } from '../../src/shared/database/data-sources';
+import { sentStatements } from '../harness/pg-statements';
 import { testEnv } from '../harness/system';
 
 /**
@@ -17,18 +17,13 @@ import { testEnv } from '../harness/system';
  */
 const log = {
   async during(work: () => Promise<unknown>): Promise<string[]> {
-    const statements: string[] = [];
-    const original = Client.prototype.query;
-    Client.prototype.query = function (this: Client, ...args: unknown[]) {
-      statements.push(String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text));
-      return (original as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof Client.prototype.query;
+    const sent = sentStatements();
     try {
       await work();
     } finally {
-      Client.prototype.query = original;
+      sent.stop();
     }
-    return statements;
+    return sent.texts;
   },
 };
 

@@ -1,20 +1,9 @@
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { lockedTransaction } from '../../src/shared/database/locked-transaction';
+import { sentStatements } from '../harness/pg-statements';
 import { controllerDatabase } from './controller-tasks';
 
 const LOCK = 424_242;
-
-/** The statements sent on any `pg` client until `stop()`, by text. */
-function sentStatements(): { texts: string[]; stop: () => void } {
-  const texts: string[] = [];
-  const original = Client.prototype.query;
-  Client.prototype.query = function (this: Client, ...args: unknown[]) {
-    texts.push(String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof Client.prototype.query;
-  return { texts, stop: () => (Client.prototype.query = original) };
-}
 
 /** A transaction under an advisory lock whose BEGIN and lock are one round trip (both roles' claims). */
 describe('lockedTransaction', () => {

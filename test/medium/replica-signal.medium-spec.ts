@@ -1,22 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { Client } from 'pg';
 import { ReplicaSignal } from '../../src/shared/database/replica-signal';
 import { testServices } from '../harness/services';
+import { sentStatements } from '../harness/pg-statements';
 import { waitFor } from '../harness/wait';
 
 const logger = new Logger('replica-signal-spec');
-
-/** The statements every `pg` client sends until `stop()`. */
-function sentStatements(): { texts: string[]; stop: () => void } {
-  const texts: string[] = [];
-  const original = Client.prototype.query;
-  Client.prototype.query = function (this: Client, ...args: unknown[]) {
-    texts.push(String(typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof Client.prototype.query;
-  return { texts, stop: () => (Client.prototype.query = original) };
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
