@@ -7,7 +7,7 @@ import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from 
 import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 import { inJsonbOrder } from '../../shared/database/jsonb-order';
-import { insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
+import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { lockedTransaction } from '../../shared/database/locked-transaction';
 
 const TASKS = '"dispatcher"."tasks"';
@@ -283,11 +283,7 @@ export class TasksRepository {
   }
 
   private toTask(row: Record<string, unknown>): TaskEntity {
-    const task = new TaskEntity();
-    for (const column of this.db.getMetadata(TaskEntity).columns) {
-      (task as unknown as Record<string, unknown>)[column.propertyName] = this.db.driver.prepareHydratedValue(row[column.databaseName], column);
-    }
-    return task;
+    return hydrate<TaskEntity>(this.db, this.metadata, row);
   }
 
   /** Tasks whose brief is this object, newest first (an agent reading its brief without naming its task). */
