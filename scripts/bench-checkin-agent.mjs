@@ -4,9 +4,9 @@
 // and compiles at its first call (tens of milliseconds of CPU): the process start is as small as
 // Node allows. bench-dispatcher-start.mjs maps an image to it and also spawns it bare as the baseline.
 import { request } from 'node:http';
+import { monotonicMs as now, processStartMs } from './bench-clock.mjs';
 
 const { TASK_ID, DISPATCHER_URL, AGENT_KEY, BENCH_REPORT_URL } = process.env;
-const now = () => performance.timeOrigin + performance.now();
 
 function post(url, body) {
   const bytes = Buffer.from(JSON.stringify(body));
@@ -21,6 +21,6 @@ function post(url, body) {
 
 await post(`${DISPATCHER_URL}/agent/checkin`, { task_id: TASK_ID });
 const checkedIn = now();
-// timeOrigin is when this process began: the report splits the wait into before and after it.
-if (BENCH_REPORT_URL) await post(BENCH_REPORT_URL, { task_id: TASK_ID, t: checkedIn, origin: performance.timeOrigin });
+// When this process began: the report splits the wait into before and after it.
+if (BENCH_REPORT_URL) await post(BENCH_REPORT_URL, { task_id: TASK_ID, t: checkedIn, origin: processStartMs() });
 await post(`${DISPATCHER_URL}/agent/checkback`, { task_id: TASK_ID, status: 'completed' });

@@ -9,7 +9,7 @@
 // child_process, against a stub that answers at once, interleaved with the measured runs
 // (bare, steady, bare, ...: BENCH_ROUNDS, 3, steady runs), so the figures read as the
 // dispatcher's overhead beyond a bare spawn. "agent start" is when the agent's Node process
-// began (its performance.timeOrigin), which splits the wait into the dispatcher's part and the
+// began (scripts/bench-clock.mjs: every process of the run reads the machine's monotonic clock), which splits the wait into the dispatcher's part and the
 // agent's own boot. GET /livez gives the HTTP floor, and the dispatcher's CPU time per task its
 // cost whatever else loads the machine.
 //  1. steady: BENCH_LANES clients (default one, so agents do not compete for the CPU with
@@ -24,6 +24,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { monotonicMs as now } from './bench-clock.mjs';
 import { bootServer, countStatus, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const taskCount = Number(process.env.BENCH_TASKS ?? 100);
@@ -31,7 +32,6 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const lanes = Number(process.env.BENCH_LANES ?? 1);
 const maxConcurrent = Number(process.env.BENCH_MAX_CONCURRENT ?? 10);
 const AGENT = path.join('scripts', 'bench-checkin-agent.mjs');
-const now = () => performance.timeOrigin + performance.now();
 /** Clock ticks per second of /proc/<pid>/stat (fixed at 100 on Linux). */
 const USER_HZ = 100;
 

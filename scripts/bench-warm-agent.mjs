@@ -8,8 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { AgentClient } from '@agent-task/agent-sdk';
+import { monotonicMs, processStartMs } from './bench-clock.mjs';
 
-const now = () => performance.timeOrigin + performance.now();
+const now = monotonicMs;
 
 /** This thread's time on a core and time waiting for one, in ns, or null. */
 function schedstat() {
@@ -42,5 +43,5 @@ const checkedIn = now();
 const sched = schedstat();
 const mainThread = claimed?.sched && sched ? { on_core_ms: (sched.onCore - claimed.sched.onCore) / 1e6, waiting_ms: (sched.waiting - claimed.sched.waiting) / 1e6 } : null;
 const reportUrl = env.BENCH_REPORT_URL ?? process.env.BENCH_REPORT_URL;
-if (reportUrl) await report(reportUrl, { task_id: agent.taskId, t: checkedIn, claimed: claimed?.t ?? null, main_thread: mainThread, origin: performance.timeOrigin });
+if (reportUrl) await report(reportUrl, { task_id: agent.taskId, t: checkedIn, claimed: claimed?.t ?? null, main_thread: mainThread, origin: processStartMs() });
 await agent.checkback({ status: 'completed' });

@@ -26,13 +26,13 @@ import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { createHmac } from 'node:crypto';
 import pg from 'pg';
+import { monotonicMs as now, wallMinusMonotonicMs } from './bench-clock.mjs';
 import { bootAllInOne, bootServer, countStatus, loadKubeApiServer, root, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const rate = Number(process.env.BENCH_RATE ?? 20);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const poolSize = Number(process.env.BENCH_POOL_SIZE ?? 20);
 const engines = (process.env.BENCH_WARM_ENGINES ?? 'process,docker,controller,kubernetes').split(',').map((name) => name.trim());
-const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const AGENT = path.join('scripts', 'bench-warm-agent.mjs');
 // BENCH_WARM_MAIN: another build's dist/src/main.js to measure (its checkout is then the server's root), as a before figure.
@@ -127,7 +127,8 @@ async function checkinLogged(logFile, taskId) {
   for (let attempt = 0; attempt < 50; attempt++) {
     // The server writes its log in blocks, at most 100 ms late.
     const line = readFileSync(logFile, 'utf8').split('\n').find((candidate) => candidate.includes(taskId) && candidate.includes('"msg":"Agent checked in"'));
-    if (line) return Date.parse(JSON.parse(line).time);
+    // pino stamps the wall clock; the bench reads the monotonic one.
+    if (line) return Date.parse(JSON.parse(line).time) - wallMinusMonotonicMs();
     await sleep(50);
   }
   throw new Error(`the dispatcher logged no check-in of task ${taskId}`);
@@ -144,7 +145,7 @@ async function paced(server, receiver, count, warm) {
   }
   const created = await Promise.all(tasks);
   const latencies = await Promise.all(created.map(async (task) => (await checkedInAt(server, receiver, task)) - task.t0));
-  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies) };
+  return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: Math.max(...latencies), tasks: created.map((task) => ({ guid: task.taskId, t0: task.t0 })) };
 }
 
 async function idleOf(server) {
@@ -215,6 +216,7 @@ async function benchEngine(engine, services, work, receiver) {
       await waitFull(server);
       const figures = await paced(server, receiver, count, warm);
       console.log(`  ${warm ? 'warm' : 'cold'}: POST to check-in p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, max ${ms(figures.max)}`);
+      if (warm && engine === 'process') console.log(`    ${await warmStages(db.url, figures, receiver, { controller: false })}`);
       return figures;
     };
     const { runs, baselines, ratios } = await interleaved(rounds, run(false), run(true));
@@ -308,7 +310,7 @@ async function benchController(services, work, receiver) {
         });
         await finalsAt(server, headers, figures.guids);
         console.log(`  ${name}, ${warm ? 'warm' : 'cold'}: to check-in p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, max ${ms(figures.max)}`);
-        if (warm) console.log(`    ${await warmStages(db.url, figures, receiver)}`);
+        if (warm) console.log(`    ${await warmStages(db.url, figures, receiver, { controller: true })}`);
         return figures;
       };
       const { runs, baselines } = await interleaved(rounds, run(false), run(true));
@@ -339,29 +341,37 @@ async function pacedAt(count, start) {
 
 /**
  * Where a warm run's time went, each stage's median over its tasks (so they need not add up to
- * the total's): the bench's POST, the controller's task row, the dispatcher's, the task given to
- * a pool agent (each row's time as PostgreSQL stamped it, on the same clock), the agent's claim
- * answer and its check-in answer (as it saw them), and what the agent's main thread did between
- * those two: time on a core against time runnable but waiting for one.
+ * the total's): the bench's POST, the controller's task row (with `controller`), the
+ * dispatcher's, the task claimed by its start loop, the task given to a pool agent (each row's
+ * time as PostgreSQL stamped it, on the same clock: its statement's or transaction's start), the
+ * agent's claim answer and its check-in answer (as it saw them), and what the agent's main
+ * thread did between those two: time on a core against time runnable but waiting for one.
  */
-async function warmStages(databaseUrl, figures, receiver) {
+async function warmStages(databaseUrl, figures, receiver, { controller }) {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const { rows } = await client.query(
-      `SELECT c.guid, extract(epoch FROM c.created_at) * 1000 AS stored, extract(epoch FROM d.created_at) * 1000 AS dispatcher,
-              extract(epoch FROM p.claimed_at) * 1000 AS given
-         FROM controller.tasks c JOIN dispatcher.tasks d ON d.task_id = c.guid JOIN dispatcher.pool_agents p ON p.task_id = c.guid
-        WHERE c.guid = ANY($1::uuid[])`,
-      [figures.guids],
+      `SELECT d.task_id AS guid, ${controller ? 'extract(epoch FROM c.created_at) * 1000' : 'NULL'} AS stored, extract(epoch FROM d.created_at) * 1000 AS dispatcher,
+              extract(epoch FROM p.claimed_at) * 1000 AS given, extract(epoch FROM d.started_at) * 1000 AS claimed
+         FROM dispatcher.tasks d JOIN dispatcher.pool_agents p ON p.task_id = d.task_id
+              ${controller ? 'JOIN controller.tasks c ON c.guid = d.task_id' : ''}
+        WHERE d.task_id = ANY($1::uuid[])`,
+      [figures.tasks.map((task) => task.guid)],
     );
-    const at = new Map(rows.map((row) => [row.guid, { stored: Number(row.stored), dispatcher: Number(row.dispatcher), given: Number(row.given) }]));
+    // PostgreSQL stamps the wall clock; the bench and its agents read the monotonic one.
+    const offset = wallMinusMonotonicMs();
+    const onClock = (stamp) => Number(stamp) - offset;
+    const at = new Map(rows.map((row) => [row.guid, { stored: onClock(row.stored), dispatcher: onClock(row.dispatcher), given: onClock(row.given), claimed: onClock(row.claimed) }]));
     const stage = (of) => ms(percentile(figures.tasks.filter((task) => at.has(task.guid)).map((task) => of(task, at.get(task.guid), receiver.events.get(task.guid))), 50));
     const threads = figures.tasks.map((task) => receiver.events.get(task.guid).mainThread).filter(Boolean);
     const thread = threads.length ? `; the agent's main thread from claim to check-in answer: ${ms(percentile(threads.map((t) => t.on_core_ms), 50))} on a core, ${ms(percentile(threads.map((t) => t.waiting_ms), 50))} waiting for one` : '';
-    return `stages, medians (${at.size} of ${figures.tasks.length} tasks warm): POST -> controller's row ${stage((task, row) => row.stored - task.t0)}, -> dispatcher's row ${stage((task, row) => row.dispatcher - row.stored)}, `
-      + `-> given to a pool agent ${stage((task, row) => row.given - row.dispatcher)}, -> claim answer at the agent ${stage((task, row, event) => event.claimed - row.given)}, `
-      + `-> check-in answer ${stage((task, row, event) => event.checkedIn - event.claimed)}${thread}`;
+    const toDispatcher = controller
+      ? `POST -> controller's row ${stage((task, row) => row.stored - task.t0)}, -> dispatcher's row ${stage((task, row) => row.dispatcher - row.stored)}`
+      : `POST -> dispatcher's row ${stage((task, row) => row.dispatcher - task.t0)}`;
+    return `stages, medians (${at.size} of ${figures.tasks.length} tasks warm): ${toDispatcher}, `
+      + `-> claimed by the start loop ${stage((task, row) => row.claimed - row.dispatcher)}, -> given to a pool agent ${stage((task, row) => row.given - row.claimed)}, `
+      + `-> claim answer at the agent ${stage((task, row, event) => event.claimed - row.given)}, -> check-in answer ${stage((task, row, event) => event.checkedIn - event.claimed)}${thread}`;
   } finally {
     await client.end();
   }
