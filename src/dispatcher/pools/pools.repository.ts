@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { WarmPool } from '../../shared/config/warm-pools-settings';
+import { tripTransaction } from '../../shared/database/round-trips';
 import { PoolAgentEntity, PoolAgentState } from './pool-agent.entity';
 
 const AGENTS = '"dispatcher"."pool_agents"';
@@ -37,33 +38,36 @@ export class PoolsRepository {
 
   /**
    * Gives the task (still `starting`) to the pool's oldest idle agent that has been handed to its
-   * runtime (one already waiting on its claim first), and records the agent on the task, in one transaction: another replica's claim
-   * skips the locked agent, and a task cancelled meanwhile takes no agent. Null: no idle agent.
-   * `ready` runs while the agent is locked and before the commit (a failure leaves the agent idle).
+   * runtime (one already waiting on its claim first), and records the agent on the task, in one
+   * transaction: another replica's claim skips the locked agent, and a task cancelled meanwhile
+   * takes no agent (the statement that would record it gives the agent back instead). Null: no
+   * idle agent. `ready` runs while the agent is locked and before the commit (a failure leaves
+   * the agent idle). Two round trips: the transaction's start with the agent's claim, the
+   * task's record with COMMIT.
    */
   assign(pool: string, taskId: string, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined): Promise<PoolAgentEntity | null> {
-    return this.db.transaction(async (manager) => {
-      // An UPDATE answers [rows, affected count] through TypeORM's query().
-      const [[agent]] = (await manager.query(
-        `UPDATE ${AGENTS} SET state = 'claimed', task_id = $2, claimed_at = now()
-         WHERE agent_id = (SELECT agent_id FROM ${AGENTS} WHERE pool = $1 AND state = 'idle' AND runtime_ref IS NOT NULL
-                           ORDER BY ready_at IS NULL, created_at FOR UPDATE SKIP LOCKED LIMIT 1)
-         RETURNING *`,
-        [pool, taskId],
-      )) as [Record<string, unknown>[], number];
+    return tripTransaction(this.db, {}, async (trips) => {
+      const [[agent]] = await trips.send([{
+        text: `UPDATE ${AGENTS} SET state = 'claimed', task_id = $2, claimed_at = now()
+               WHERE agent_id = (SELECT agent_id FROM ${AGENTS} WHERE pool = $1 AND state = 'idle' AND runtime_ref IS NOT NULL
+                                 ORDER BY ready_at IS NULL, created_at FOR UPDATE SKIP LOCKED LIMIT 1)
+               RETURNING *`,
+        values: [pool, taskId],
+      }]);
       if (!agent) return null;
       // Before the commit: no claim can see the task until what its isolation needs is in place.
       await ready(this.toAgent(agent));
-      const [[moved]] = (await manager.query(
-        `UPDATE ${TASKS} SET runtime_ref = $2, runtime_owner = $3, pool = $4, pool_agent_id = $5
-         WHERE task_id = $1 AND status = 'starting' RETURNING task_id`,
-        [taskId, agent.runtime_ref, agent.owner, pool, agent.agent_id],
-      )) as [unknown[], number];
-      if (!moved) throw new TaskNotStarting();
-      return this.toAgent(agent);
-    }).catch((error: unknown) => {
-      if (error instanceof TaskNotStarting) return null;
-      throw error;
+      const [[{ moved }]] = await trips.send([{
+        text: `WITH moved AS (
+                 UPDATE ${TASKS} SET runtime_ref = $2, runtime_owner = $3, pool = $4, pool_agent_id = $5
+                 WHERE task_id = $1 AND status = 'starting' RETURNING task_id),
+               given_back AS (
+                 UPDATE ${AGENTS} SET state = 'idle', task_id = NULL, claimed_at = NULL
+                 WHERE agent_id = $5 AND NOT EXISTS (SELECT 1 FROM moved))
+               SELECT EXISTS (SELECT 1 FROM moved) AS moved`,
+        values: [taskId, agent.runtime_ref, agent.owner, pool, agent.agent_id],
+      }], { commit: true });
+      return moved ? this.toAgent(agent) : null;
     });
   }
 
@@ -132,4 +136,3 @@ export class PoolsRepository {
   }
 }
 
-class TaskNotStarting extends Error {}

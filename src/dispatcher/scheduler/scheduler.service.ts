@@ -51,6 +51,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
   private ticks = 0;
+  /** A task was stored here since the last start round began. */
+  private taskStored = false;
   private readonly stopping = new AbortController();
 
   constructor(
@@ -70,7 +72,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     }
     await this.removeStrayAgents(this.runtimes.backends, { unknownToo: true }).catch((error: unknown) => this.logger.warn({ err: error }, 'Could not list agents for recovery'));
     await this.startOwnUnsubmittedClaims().catch((error: unknown) => this.logger.warn({ err: error }, 'Could not take up unstarted claims'));
-    this.subscription = this.signals.schedule.subscribe(() => this.starts.kick());
+    this.subscription = this.signals.schedule.subscribe((stored) => {
+      this.taskStored ||= stored;
+      this.starts.kick();
+    });
     this.timer = setInterval(() => {
       this.starts.kick();
       this.housekeeping.kick();
@@ -103,7 +108,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * `starting`), so the next round may claim again at once, within the limit.
    */
   private async startPending(): Promise<void> {
-    if (!(await this.tasks.hasClaimable(this.config.maxConcurrentTasks))) return;
+    const stored = this.taskStored;
+    this.taskStored = false;
+    // After a task was stored here there is one to claim: the lock-free look would be a round trip for nothing.
+    if (!stored && !(await this.tasks.hasClaimable(this.config.maxConcurrentTasks))) return;
     const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks, this.config.dispatcherInstance);
     for (const task of claimed) this.startTracked(task);
   }

@@ -7,7 +7,8 @@ import { Subject } from 'rxjs';
  */
 @Injectable()
 export class TaskSignals {
-  readonly schedule = new Subject<void>();
+  /** A start round is due: `true` when a task was stored (there is one to claim), `false` when one ended (a slot is free). */
+  readonly schedule = new Subject<boolean>();
   readonly deliver = new Subject<void>();
   /** The controller answers again after an outage: callbacks waiting out a backoff may go now. */
   readonly controllerBack = new Subject<void>();
@@ -17,8 +18,13 @@ export class TaskSignals {
    * output is still to be stored here, and the callback waits for that store, which wakes
    * delivery itself (a round now would find nothing due).
    */
+  /** A task was stored (committed) by this process. */
+  taskStored(): void {
+    this.schedule.next(true);
+  }
+
   taskFinished(outputToStore = false): void {
-    this.schedule.next();
+    this.schedule.next(false);
     if (!outputToStore) this.deliver.next();
   }
 }

@@ -8,7 +8,7 @@ import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 import { inJsonbOrder } from '../../shared/database/jsonb-order';
 import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
-import { lockedTransaction } from '../../shared/database/locked-transaction';
+import { tripTransaction } from '../../shared/database/round-trips';
 
 const TASKS = '"dispatcher"."tasks"';
 
@@ -150,8 +150,8 @@ export class TasksRepository {
   /**
    * Whether a start round has anything to claim: a pending task, and fewer than `capacity`
    * active. One lock-free read: most rounds (the timer's, a task's end) find nothing, and
-   * the claim's transaction, lock and statement are then spared. A task stored or ended
-   * after this read wakes a round of its own.
+   * the claim's transaction and lock are then spared. A task stored or ended after this read
+   * wakes a round of its own (one for a task stored here claims without asking).
    */
   async hasClaimable(capacity: number): Promise<boolean> {
     const [row] = await runPrepared<{ claimable: boolean }>(
@@ -169,10 +169,11 @@ export class TasksRepository {
    * shows it, the sequence breaking ties.
    */
   claimPending(capacity: number, claimant: string | null = null): Promise<TaskEntity[]> {
-    // The lock is taken before the statement below, so its snapshot sees every claim committed before.
-    return lockedTransaction(this.db, CLAIM_LOCK, async (manager) => {
-      const claimed: Record<string, unknown>[] = await manager.query(
-        `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
+    // The lock is taken before the statement, so its snapshot sees every claim committed before:
+    // the transaction, the lock, the statement and COMMIT in one round trip.
+    return tripTransaction(this.db, { lock: CLAIM_LOCK }, async (trips) => {
+      const [claimed] = await trips.send([{
+        text: `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
          claimed AS (
            UPDATE ${TASKS} t SET status = 'starting', started_at = statement_timestamp(),
              deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type,
@@ -181,8 +182,8 @@ export class TasksRepository {
                                FOR UPDATE SKIP LOCKED LIMIT (SELECT slots FROM free))
            RETURNING t.*)
          SELECT * FROM claimed ORDER BY created_at, seq`,
-        [capacity, ACTIVE_STATUSES, claimant],
-      );
+        values: [capacity, ACTIVE_STATUSES, claimant],
+      }], { commit: true });
       return claimed.map((row) => this.toTask(row));
     });
   }

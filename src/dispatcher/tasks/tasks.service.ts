@@ -72,7 +72,7 @@ export class TasksService {
       status: 'pending',
     });
     if (created) {
-      this.signals.schedule.next();
+      this.signals.taskStored();
       this.logger.log({ taskId: created.taskId, image: created.agentImage, runtime: created.runtimeType }, 'Task accepted');
       return { created: true, task: taskView(created) };
     }
