@@ -3,6 +3,7 @@ import { Dispatcher } from '../../src/controller/dispatchers/dispatchers.entity'
 import { QueueClaim } from '../../src/controller/scheduling/queue-claim';
 import { Task } from '../../src/controller/tasks/tasks.entity';
 import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
+import { sentStatements } from '../harness/pg-statements';
 import { controllerDatabase, makeTaskRow, repositoryOn } from './controller-tasks';
 
 /** The queue's claim on PostgreSQL (issue 21, items 0 to 3): order, fair share, limits, capacity. */
@@ -69,6 +70,26 @@ describe('the controller queue on PostgreSQL', () => {
     expect(again.dispatchers[0].labels).toEqual({ zone: 'a' });
     // The dispatched task and the replica's claim: not this batch's own task, which its sender counts as it sends.
     expect(batch.held).toEqual(new Map([[dispatcher, 2]]));
+  });
+
+  it('claims in two round trips, each task as the repository loads it', async () => {
+    await reset(5);
+    const posted = await post({ env: { A: "it's" }, dispatcherLabels: { zone: 'a' } });
+    const sent = sentStatements();
+    let batch;
+    try {
+      batch = await queue.claimBatch(5, 60);
+    } finally {
+      sent.stop();
+    }
+    // The transaction, its lock and the opening read; the claim and COMMIT.
+    expect(sent.texts).toHaveLength(2);
+    expect(sent.texts[0]).toMatch(/^START TRANSACTION;\nSELECT pg_advisory_xact_lock\(\d+\);\nSELECT/);
+    expect(sent.texts[1]).toMatch(/;\nCOMMIT$/);
+    expect(batch.tasks.map((task) => task.guid)).toEqual([posted.guid]);
+    // With the inline brief, which the claim reads for its sender and lists never do.
+    const loaded = await sources[0].getRepository(Task).findOneBy({ guid: posted.guid });
+    expect(batch.tasks[0]).toEqual(Object.assign(loaded!, { briefPending: '{"prompt":"hello"}' }));
   });
 
   it('takes turns across fairness groups: 5 tasks behind a flood of 200 all start before its 20th', async () => {

@@ -131,6 +131,11 @@ describe('round trips', () => {
     await sources[1].query('SELECT pg_advisory_unlock($1)', [LOCK]);
   });
 
+  it('refuses a lock that is not an integer, before it opens anything', async () => {
+    await expect(tripTransaction(sources[0], { lock: 1.5 }, async () => 1)).rejects.toThrow('integer');
+    await expect(tripTransaction(sources[0], { lock: LOCK }, async () => 1)).resolves.toBe(1);
+  });
+
   it('rolls back when the code between trips fails', async () => {
     await expect(tripTransaction(sources[0], {}, async (trips) => {
       await trips.send([{ text: 'INSERT INTO public.trips_spec VALUES (3)' }]);

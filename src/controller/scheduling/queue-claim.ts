@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { lockedTransaction } from '../../shared/database/locked-transaction';
+import { DataSource } from 'typeorm';
+import { Trips, tripTransaction } from '../../shared/database/round-trips';
 import { hydrate, runPrepared, selectedColumns } from '../../shared/database/statements';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 import { Task } from '../tasks/tasks.entity';
@@ -110,21 +110,22 @@ export class QueueClaim {
   }
 
   async claimBatch(size: number, leaseSeconds: number): Promise<ClaimedBatch> {
-    return lockedTransaction(this.db, QUEUE_CLAIM_LOCK, async (manager) => {
+    // Round trips: the transaction, its lock and the opening read; a page or keys read when a
+    // pass needs them; the reasons, the claim and COMMIT.
+    return tripTransaction(this.db, { lock: QUEUE_CLAIM_LOCK }, async (trips) => {
       const window = size * WINDOW_FACTOR;
-      const { dispatchers, held, candidates } = await this.opening(manager, window);
+      const { dispatchers, held, candidates } = await this.opening(trips, window);
       // The plan counts its own choices into the map it is given: the batch's sender counts them as it sends.
       const slots = new ClaimSlots(dispatchers, new Map(held), new Map());
       let after: CandidateRow | null = null;
       for (let pass = 0; pass < MAX_PASSES; pass++) {
-        const rows: CandidateRow[] = pass === 0 ? candidates : await this.candidates(manager, window, [...slots.plan.fullKeys], after);
-        await this.readKeys(manager, rows, slots);
+        const rows: CandidateRow[] = pass === 0 ? candidates : await this.candidates(trips, window, [...slots.plan.fullKeys], after);
+        await this.readKeys(trips, rows, slots);
         const more = slots.take(rows.map(candidateOf), size);
         if (!more || rows.length < window) break;
         after = rows[rows.length - 1];
       }
-      await this.noteWaiting(manager, slots.plan.waiting);
-      return { tasks: await this.take(manager, slots.plan.chosen, leaseSeconds), dispatchers, held };
+      return { tasks: await this.noteAndTake(trips, slots.plan.waiting, slots.plan.chosen, leaseSeconds), dispatchers, held };
     });
   }
 
@@ -133,18 +134,18 @@ export class QueueClaim {
    * after it): every dispatcher, the slots each holds cluster-wide, and the first page of
    * candidates. Three round trips were one each; each is a write to PostgreSQL and a wait.
    */
-  private async opening(manager: EntityManager, limit: number): Promise<{ dispatchers: Dispatcher[]; held: Map<string, number>; candidates: CandidateRow[] }> {
+  private async opening(trips: Trips, limit: number): Promise<{ dispatchers: Dispatcher[]; held: Map<string, number>; candidates: CandidateRow[] }> {
     const metadata = this.db.getMetadata(Dispatcher);
-    const [row]: { dispatchers: Record<string, unknown>[]; held: { dispatcher_guid: string; held: number }[]; candidates: CandidateRow[] }[] = await manager.query(
-      `SELECT
+    const [[row]] = (await trips.send([{
+      text: `SELECT
          (SELECT coalesce(json_agg(d), '[]'::json) FROM (SELECT ${selectedColumns(metadata)} FROM "controller"."dispatchers") d) AS dispatchers,
          (SELECT coalesce(json_agg(h), '[]'::json)
             FROM (SELECT dispatcher_guid, count(*)::int AS held FROM ${TASKS}
                   WHERE dispatcher_guid IS NOT NULL AND ${HOLDS_SLOT} GROUP BY dispatcher_guid) h) AS held,
          (SELECT coalesce(json_agg(c ORDER BY c.priority DESC, c.fair_tag, c.created_at, c.guid), '[]'::json)
             FROM (${CANDIDATES}) c) AS candidates`,
-      [limit, [], null, null, null, null],
-    );
+      values: [limit, [], null, null, null, null],
+    }])) as unknown as { dispatchers: Record<string, unknown>[]; held: { dispatcher_guid: string; held: number }[]; candidates: CandidateRow[] }[][];
     return {
       dispatchers: row.dispatchers.map((dispatcher) => hydrate<Dispatcher>(this.db, metadata, dispatcher)),
       held: new Map(row.held.map((entry) => [entry.dispatcher_guid, Number(entry.held)])),
@@ -153,46 +154,42 @@ export class QueueClaim {
   }
 
   /** Pending tasks that are due and unclaimed, in queue order, after `after`, leaving out keys known to be full. */
-  private candidates(manager: EntityManager, limit: number, fullKeys: string[], after: CandidateRow | null): Promise<CandidateRow[]> {
-    return manager.query(
-      CANDIDATES,
-      [limit, fullKeys, after?.priority ?? null, after?.fair_tag ?? null, after?.created_at_text ?? null, after?.guid ?? null],
-    );
+  private async candidates(trips: Trips, limit: number, fullKeys: string[], after: CandidateRow | null): Promise<CandidateRow[]> {
+    const [rows] = await trips.send([{
+      text: CANDIDATES,
+      values: [limit, fullKeys, after?.priority ?? null, after?.fair_tag ?? null, after?.created_at_text ?? null, after?.guid ?? null],
+    }]);
+    return rows as unknown as CandidateRow[];
   }
 
   /** Adds the slots held of each concurrency key among `rows` not read yet. */
-  private async readKeys(manager: EntityManager, rows: CandidateRow[], slots: ClaimSlots): Promise<void> {
+  private async readKeys(trips: Trips, rows: CandidateRow[], slots: ClaimSlots): Promise<void> {
     const keys = [...new Set(rows.map((row) => row.concurrency_key).filter((key): key is string => key !== null))].filter((key) => !slots.knowsKey(key));
     if (keys.length === 0) return;
-    const held: { concurrency_key: string; held: number }[] = await manager.query(
-      `SELECT concurrency_key, count(*)::int AS held FROM ${TASKS}
-       WHERE concurrency_key = ANY($1::text[]) AND ${HOLDS_SLOT} GROUP BY concurrency_key`,
-      [keys],
-    );
+    const [held] = (await trips.send([{
+      text: `SELECT concurrency_key, count(*)::int AS held FROM ${TASKS}
+             WHERE concurrency_key = ANY($1::text[]) AND ${HOLDS_SLOT} GROUP BY concurrency_key`,
+      values: [keys],
+    }])) as unknown as { concurrency_key: string; held: number }[][];
     const counts = new Map(held.map((row) => [row.concurrency_key, Number(row.held)]));
     for (const key of keys) slots.learnKey(key, counts.get(key) ?? 0);
   }
 
-  /** Tells the tasks passed over why they wait; a reason already given is not written again. */
-  private async noteWaiting(manager: EntityManager, waiting: Map<string, string>): Promise<void> {
-    if (waiting.size === 0) return;
-    await manager.query(
-      `UPDATE ${TASKS} t SET last_dispatch_error = v.reason, updated_at = now()
-       FROM unnest($1::uuid[], $2::text[]) AS v(guid, reason)
-       WHERE t.guid = v.guid AND t.status = 'pending' AND t.last_dispatch_error IS DISTINCT FROM v.reason`,
-      [[...waiting.keys()], [...waiting.values()]],
-    );
-  }
-
   /**
-   * Claims the chosen tasks for `leaseSeconds`, each holding the slot of the dispatcher chosen
+   * Tells the tasks passed over why they wait (a reason already given is not written again),
+   * claims the chosen tasks for `leaseSeconds`, each holding the slot of the dispatcher chosen
    * for it, and moves each priority's virtual time to the largest turn this claim took
-   * (QueueClock), in one statement.
+   * (QueueClock); sent with COMMIT, one round trip.
    */
-  private async take(manager: EntityManager, chosen: Map<string, string | null>, leaseSeconds: number): Promise<Task[]> {
-    if (chosen.size === 0) return [];
-    const rows: Record<string, unknown>[] = await manager.query(
-      `WITH taken AS (
+  private async noteAndTake(trips: Trips, waiting: Map<string, string>, chosen: Map<string, string | null>, leaseSeconds: number): Promise<Task[]> {
+    const note = {
+      text: `UPDATE ${TASKS} t SET last_dispatch_error = v.reason, updated_at = now()
+             FROM unnest($1::uuid[], $2::text[]) AS v(guid, reason)
+             WHERE t.guid = v.guid AND t.status = 'pending' AND t.last_dispatch_error IS DISTINCT FROM v.reason`,
+      values: [[...waiting.keys()], [...waiting.values()]],
+    };
+    const take = {
+      text: `WITH taken AS (
          UPDATE ${TASKS} t SET dispatch_claimed_until = now() + make_interval(secs => $3), dispatcher_guid = v.dispatcher_guid
          FROM unnest($1::uuid[], $2::uuid[]) AS v(guid, dispatcher_guid)
          WHERE t.guid = v.guid AND t.status = 'pending'
@@ -201,8 +198,13 @@ export class QueueClaim {
          INSERT INTO "controller"."queue_clock" (priority, now_tag) SELECT priority, max(fair_tag) FROM taken GROUP BY priority
          ON CONFLICT (priority) DO UPDATE SET now_tag = GREATEST(queue_clock.now_tag, EXCLUDED.now_tag))
        SELECT * FROM taken`,
-      [[...chosen.keys()], [...chosen.values()], leaseSeconds],
-    );
+      values: [[...chosen.keys()], [...chosen.values()], leaseSeconds],
+    };
+    const statements = [...(waiting.size > 0 ? [note] : []), ...(chosen.size > 0 ? [take] : [])];
+    if (statements.length === 0) return [];
+    const answers = await trips.send(statements, { commit: true });
+    if (chosen.size === 0) return [];
+    const rows = answers[answers.length - 1];
     const order = [...chosen.keys()];
     const metadata = this.db.getMetadata(Task);
     return rows.map((row) => hydrate<Task>(this.db, metadata, row)).sort((a, b) => order.indexOf(a.guid) - order.indexOf(b.guid));

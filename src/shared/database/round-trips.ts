@@ -77,7 +77,7 @@ export interface Trips {
 
 /**
  * A transaction whose statements go to PostgreSQL in as few round trips as the code between them
- * allows: `work` sends them a trip at a time (`Trips.send`), the transaction's start with the
+ * allows (`DataSource.transaction` sends BEGIN, each statement and COMMIT one at a time): `work` sends them a trip at a time (`Trips.send`), the transaction's start with the
  * first and its COMMIT with the last. With `lock`, the first trip takes that transaction-scoped
  * advisory lock before any other statement, so each of them takes its snapshot after every
  * transaction that held the lock before. Committed after `work` when it sent no COMMIT itself;
