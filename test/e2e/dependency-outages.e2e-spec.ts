@@ -1,9 +1,10 @@
-import { makeTask } from '../harness/controller-tasks';
+import { getTask, makeTask } from '../harness/controller-tasks';
 import { makeTaskRequest, taskApi } from '../harness/dispatcher';
 import { http } from '../harness/http';
 import { freePort } from '../harness/ports';
 import { randomPackage, skillsApi } from '../harness/skills';
 import { startTestSystem, TestSystem } from '../harness/system';
+import { waitFor } from '../harness/wait';
 
 /** A loopback address nothing listens on: every connection to it is refused at once. */
 const nowhere = async (scheme: string) => `${scheme}://127.0.0.1:${await freePort()}`;
@@ -72,6 +73,16 @@ describe('object storage that is down', () => {
     expect(upload.status).toBe(503);
     expect(upload.body.code).toBe('unavailable');
     expect((await http('GET', `${system.controllerUrl}/api/v1/skills/${slug}/`, { headers: operator() })).body.versions).toEqual([]);
+  });
+
+  it('keeps a task whose brief cannot be written pending with the reason, never sending it to the dispatcher online', async () => {
+    const inline = await http('POST', `${system.controllerUrl}/api/v1/tasks/`, { headers: operator(), json: makeTask() });
+    expect(inline.status).toBe(201);
+    const guid = inline.body.guid as string;
+    const reason = await waitFor(async () => (await getTask(system, guid)).body.last_dispatch_error as string | null, 15_000, 'a dispatch round');
+    expect(reason).toContain('The brief could not be written to object storage');
+    expect((await getTask(system, guid)).body.status).toBe('pending');
+    expect((await taskApi(system).get(guid)).status).toBe(404);
   });
 
   it('answers an agent writing its result 503 in the dispatcher envelope', async () => {

@@ -72,13 +72,14 @@ export class TaskDispatchService {
       deferred.set(task.guid, describeMissingDispatcher(requirementOf(task)));
       return false;
     });
-    const ready = await this.storeBriefs(placeable, deferred);
-    let open: Attempt[] = ready.map((task) => ({ task, requirement: requirementOf(task), tried: new Set(), failures: [] }));
+    // Written while the offers are recorded: each request waits for its own task's brief only.
+    const briefs = this.writeBriefs(placeable, deferred);
+    let open: Attempt[] = placeable.map((task) => ({ task, requirement: requirementOf(task), tried: new Set(), failures: [] }));
     const accepted = new Map<string, Dispatcher>();
     const refused: Attempt[] = [];
     while (open.length > 0) {
       const offers = this.offer(open, pool, deferred, refused);
-      const answers = await this.send(offers);
+      const answers = await this.send(offers, briefs);
       open = [];
       for (const [attempt, dispatcher, answer] of answers) {
         if (answer === 'gone') continue;
@@ -91,9 +92,11 @@ export class TaskDispatchService {
         open.push(attempt);
       }
     }
-    const released = await this.tasks.deferPending(deferred, this.config.taskDispatchRetrySeconds, new Set(ready.map((task) => task.guid)));
+    const stored = new Set<string>();
+    for (const [guid, written] of briefs) if (await written) stored.add(guid);
+    const released = await this.tasks.deferPending(deferred, this.config.taskDispatchRetrySeconds, stored);
     for (const attempt of refused) await this.failRefused(attempt);
-    for (const guid of await this.recordDispatched(accepted, new Map(ready.map((task) => [task.guid, task.attempt])))) released.add(guid);
+    for (const guid of await this.recordDispatched(accepted, new Map(placeable.map((task) => [task.guid, task.attempt])))) released.add(guid);
     return released;
   }
 
@@ -105,22 +108,21 @@ export class TaskDispatchService {
   }
 
   /**
-   * Inline briefs go to object storage before any dispatcher can ask for them; a task whose
-   * brief cannot be written waits for the next round with the reason.
+   * Inline briefs go to object storage before any dispatcher can ask for them: whether each
+   * task's brief is there (true when it had none to write). A task whose brief cannot be
+   * written is not sent, and waits for the next round with the reason.
    */
-  private async storeBriefs(batch: Task[], deferred: Map<string, string>): Promise<Task[]> {
+  private writeBriefs(batch: Task[], deferred: Map<string, string>): Map<string, Promise<boolean>> {
     const limit = pLimit(BRIEF_WRITES);
-    const stored = await Promise.all(batch.map((task) => limit(async () => {
-      if (task.briefPending === null) return task;
+    return new Map(batch.map((task) => [task.guid, task.briefPending === null ? Promise.resolve(true) : limit(async () => {
       try {
-        await this.storage.put(task.briefKey, Buffer.from(task.briefPending, 'utf8'), { contentType: 'application/json' });
-        return task;
+        await this.storage.put(task.briefKey, Buffer.from(task.briefPending!, 'utf8'), { contentType: 'application/json' });
+        return true;
       } catch (error) {
         deferred.set(task.guid, `The brief could not be written to object storage: ${error instanceof Error ? error.message : String(error)}`);
-        return null;
+        return false;
       }
-    })));
-    return stored.filter((task): task is Task => task !== null);
+    })]));
   }
 
   /**
@@ -147,8 +149,11 @@ export class TaskDispatchService {
     return offers;
   }
 
-  /** Records each offer (the token is armed before a fast dispatcher can call back), then sends them. */
-  private async send(offers: [Attempt, Dispatcher][]): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone'][]> {
+  /**
+   * Records each offer (the token is armed before a fast dispatcher can call back), then sends
+   * each once its brief is stored; one whose brief could not be written is not sent ('gone').
+   */
+  private async send(offers: [Attempt, Dispatcher][], briefs: Map<string, Promise<boolean>>): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone'][]> {
     const tokens = new Map<string, string>();
     const stillPending = await this.tasks.assign(offers.map(([attempt, dispatcher]) => {
       // Each attempt's token is its own: an earlier attempt's late callback cannot pass for this one's.
@@ -158,7 +163,7 @@ export class TaskDispatchService {
     }));
     const batchSpan = trace.getActiveSpan()?.spanContext();
     return Promise.all(offers.map(async ([attempt, dispatcher]): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone']> => {
-      if (!stillPending.has(attempt.task.guid)) return [attempt, dispatcher, 'gone'];
+      if (!stillPending.has(attempt.task.guid) || !(await briefs.get(attempt.task.guid))) return [attempt, dispatcher, 'gone'];
       const request = this.taskRequest(attempt.task, tokens.get(attempt.task.guid)!);
       const answer = await this.limiterOf(dispatcher)(() => this.handOver(attempt.task, dispatcher, request, batchSpan));
       return [attempt, dispatcher, answer];
