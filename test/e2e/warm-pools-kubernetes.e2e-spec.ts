@@ -49,8 +49,13 @@ describe('warm pools on the kubernetes backend', () => {
       };
     });
     const request = makeTaskRequest({ agent_image: IMAGE, runtime_target: { type: 'kubernetes', namespace: '' }, brief_key: '', ports: [], network: { egress: 'open' } });
+    const sentBefore = kube.requests.length;
     expect((await taskApi(system).create(request)).status).toBe(201);
     const seen = await claim;
+    // The agent's Job and pod come from the watches: readying it reads neither.
+    const reads = kube.requests.slice(sentBefore).filter((call) => call.method === 'GET' && call.query.get('watch') !== 'true'
+      && (call.path.endsWith(`/jobs/${jobName(agent.agent_id)}`) || (call.path.endsWith('/pods') && call.query.get('labelSelector')?.includes(agent.agent_id))));
+    expect(reads).toEqual([]);
     expect(seen.answer.status).toBe(200);
     expect(seen.answer.body.data.task_id).toBe(request.task_id);
     expect(seen.policy?.spec).toMatchObject({ podSelector: { matchLabels: { [CLAIMED_TASK_LABEL]: request.task_id } } });

@@ -208,7 +208,9 @@ export class KubernetesRuntime implements RuntimeBackend {
   /** A warm pool's pod takes a task: its policy, Secret and label are in place when this resolves. */
   async claimFor(agentKey: string, ref: string, spec: AgentSpec): Promise<void> {
     const { namespace, name } = parseRef(ref, this.options.namespace);
-    await readyWarmPod({ api: this.api, settings: this.settings, egress: this.egress, secrets: this.secrets }, namespace, name, agentKey, spec);
+    const tracked = this.agents.get(agentKey);
+    const watched = tracked?.job?.metadata?.name === name ? { job: tracked.job, pods: [...tracked.pods.values()] } : undefined;
+    await readyWarmPod({ api: this.api, settings: this.settings, egress: this.egress, secrets: this.secrets }, namespace, name, agentKey, spec, watched);
   }
 
   /**
