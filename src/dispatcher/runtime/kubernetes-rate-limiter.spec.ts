@@ -41,6 +41,20 @@ describe('TokenBucket (KUBE_API_QPS, KUBE_API_BURST)', () => {
     expect(bucket.waiting).toBe(0);
   });
 
+  it('brings the release forward for an urgent call that comes while an ordinary one waits for the reserve', async () => {
+    // 50 a second, a reserve of 10: an ordinary call waits for 11 tokens (220 ms from empty), an urgent one for 1 (20 ms).
+    const bucket = new TokenBucket(50, 100);
+    await Promise.all([...Array.from({ length: 90 }, () => bucket.take()), ...Array.from({ length: 10 }, () => bucket.take('urgent'))]);
+    const startedAt = performance.now();
+    const served: [string, number][] = [];
+    const ordinary = bucket.take().then(() => served.push(['ordinary', performance.now() - startedAt]));
+    await jest.advanceTimersByTimeAsync(5);
+    const urgent = bucket.take('urgent').then(() => served.push(['urgent', performance.now() - startedAt]));
+    await jest.advanceTimersByTimeAsync(300);
+    await Promise.all([ordinary, urgent]);
+    expect(served).toEqual([['urgent', 20], ['ordinary', 240]]);
+  });
+
   it('shows its queue and the waits on /metrics', async () => {
     const depthBefore = await metric('dispatcher_kube_api_limiter_queue_depth');
     const waitsBefore = await metric('dispatcher_kube_api_limiter_wait_seconds_count');

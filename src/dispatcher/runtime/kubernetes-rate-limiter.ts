@@ -77,6 +77,8 @@ export class TokenBucket {
   private readonly urgent = new WaiterQueue();
   private readonly ordinary = new WaiterQueue();
   private timer: NodeJS.Timeout | undefined;
+  /** When the timer fires (performance.now()). */
+  private timerDue = Number.POSITIVE_INFINITY;
   /** Tokens only the urgent lane may take. */
   readonly reserve: number;
 
@@ -118,11 +120,23 @@ export class TokenBucket {
     return this.urgent.length > 0 ? 1 : 1 + this.reserve;
   }
 
+  /**
+   * Times the next release for what the first waiter needs. An urgent call that comes while
+   * the timer waits for an ordinary one's tokens (one above the reserve: up to
+   * `reserve / qps` away) brings it forward to its own single token.
+   */
   private schedule(): void {
-    if (this.timer || this.waiting === 0) return;
+    if (this.waiting === 0) return;
     const ms = Math.max(1, Math.ceil(((this.needed - this.tokens) / this.qps) * 1000));
+    const due = performance.now() + ms;
+    if (this.timer) {
+      if (due >= this.timerDue) return;
+      clearTimeout(this.timer);
+    }
+    this.timerDue = due;
     this.timer = setTimeout(() => {
       this.timer = undefined;
+      this.timerDue = Number.POSITIVE_INFINITY;
       this.release();
     }, ms);
   }
