@@ -12,9 +12,10 @@
 //    replacement's boot, which the refill figure measures); cold runs ask for more CPU
 //    than the pool gives, so they start cold with the same agent. Cold, warm, cold, ... runs
 //    (BENCH_ROUNDS, 3, warm runs), each warm run beside the cold runs before and after it.
-//  - refill: the pool drained at once (BENCH_POOL_SIZE tasks posted together) until /ready shows
-//    it full again (every agent handed to its runtime, which is what idle counts), against the
-//    same number of cold tasks posted together until the last one checked in.
+//  - refill: the pool drained at once (BENCH_POOL_SIZE tasks posted together) until it is full
+//    again (every drained task given to an agent and as many others idle and ready, as /ready
+//    counts them), at the moment the last replacement asked for its claim as PostgreSQL stamped
+//    it, against the same number of cold tasks posted together until the last one checked in.
 // Every POST must answer 201, every callback `completed`, every warm task run warm (else exit 1).
 //
 //   BENCH_RATE=20 BENCH_TASKS=20 BENCH_PODMAN_TASKS=20 BENCH_ROUNDS=3 BENCH_POOL_SIZE=20 BENCH_WARM_ENGINES=process,docker
@@ -161,25 +162,39 @@ async function waitFull(server, timeoutMs = 120_000) {
   }
 }
 
-/** Until the task has been given to a pool agent (its view names the pool). */
-async function waitAssigned(server, taskId) {
-  for (let attempt = 0; attempt < 6000; attempt++) {
-    const view = await (await fetch(`${server.url}/tasks/${taskId}`, { headers: { 'x-api-key': server.apiKey } })).json();
-    if (view.data.pool) return;
-    await sleep(10);
+/**
+ * When the pool, drained of the tasks `taskIds`, was full again: each of them given to an agent
+ * and `poolSize` others idle and ready (what /ready counts), at the moment PostgreSQL stamped the
+ * last of those ready (its first claim), on the bench's clock. Asked of the database every 100 ms:
+ * polling /ready (a runtime ping and a count each) or each task's view as fast as this needs
+ * would load the server the refill is measured on.
+ */
+async function fullAgainAt(databaseUrl, taskIds, timeoutMs = 120_000) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(100)) {
+      const { rows: [row] } = await client.query(
+        `SELECT count(*) FILTER (WHERE task_id = ANY($1::uuid[]))::int AS given,
+                count(*) FILTER (WHERE state = 'idle' AND ready_at IS NOT NULL)::int AS idle,
+                extract(epoch FROM max(ready_at) FILTER (WHERE state = 'idle')) * 1000 AS last_ready
+           FROM dispatcher.pool_agents WHERE state <> 'gone' OR task_id = ANY($1::uuid[])`,
+        [taskIds],
+      );
+      if (row.given === taskIds.length && row.idle >= poolSize) return Number(row.last_ready) - wallMinusMonotonicMs();
+    }
+    throw new Error(`the pool did not refill to ${poolSize} within ${timeoutMs / 1000} s`);
+  } finally {
+    await client.end();
   }
-  throw new Error(`task ${taskId} was not given to a pool agent within 60 s`);
 }
 
 /** The pool drained at once, until it is full again; then as many cold tasks at once, until the last check-in. */
-async function refill(server, receiver) {
+async function refill(server, receiver, databaseUrl) {
   await waitFull(server);
   const t0 = now();
   const drained = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: true })));
-  // The POSTs answer before their tasks are given to the pool's agents: until then /ready still shows the pool full.
-  await Promise.all(drained.map((task) => waitAssigned(server, task.taskId)));
-  await waitFull(server);
-  const refillMs = now() - t0;
+  const refillMs = (await fullAgainAt(databaseUrl, drained.map((task) => task.taskId))) - t0;
   await Promise.all(drained.map((task) => checkedInAt(server, receiver, task)));
   const c0 = now();
   const cold = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: false })));
@@ -220,7 +235,7 @@ async function benchEngine(engine, services, work, receiver) {
       return figures;
     };
     const { runs, baselines, ratios } = await interleaved(rounds, run(false), run(true));
-    const { refillMs, coldMs } = await refill(server, receiver);
+    const { refillMs, coldMs } = await refill(server, receiver, db.url);
     console.log(`  over ${rounds} warm runs, each between two cold runs: warm p50 ${spread(runs.map((r) => r.p50), ms)}, p99 ${spread(runs.map((r) => r.p99), ms)}`);
     console.log(`  cold p50 ${spread(baselines.map((r) => r.p50), ms)}, p99 ${spread(baselines.map((r) => r.p99), ms)}; warm p50 over the cold beside it ${spread(ratios((r) => r.p50), (v) => `${v.toFixed(3)}x`)}`);
     console.log(`  refill: a pool of ${poolSize} drained at once was full again in ${ms(refillMs)}; ${poolSize} cold starts at once took ${ms(coldMs)} to the last check-in`);
