@@ -18,6 +18,8 @@ import { agentSpecOf } from '../scheduler/agent-spec';
 const REFILL_TICK_MS = 1_000;
 /** Idle agents are asked about by their runtime this often (an exit pushed by the runtime is seen at once). */
 const CHECK_IDLE_EVERY_TICKS = 2;
+/** A refill is under way while an agent recorded this long ago or less has not asked for its claim. */
+const REFILL_BOOT_MS = 60_000;
 /** After a pool agent could not be started, that pool waits this long before the next try. */
 const START_FAILURE_PAUSE_MS = 5_000;
 /**
@@ -50,6 +52,8 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
   private closing = false;
   private timer?: NodeJS.Timeout;
   private ticks = 0;
+  /** Tasks given to agents by this process: an idle check under way stops when it moves. */
+  private assigned = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -88,6 +92,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     const backend = this.runtimes.get(pool.backend)!;
     const ready = backend.claimFor ? (idle: PoolAgentEntity) => backend.claimFor!(idle.agentId, idle.runtimeRef!, agentSpecOf(task, this.config)) : undefined;
     const agent = await this.agents.assign(pool.name, task.taskId, ready);
+    this.assigned += 1;
     this.refills.kick();
     if (!agent) {
       poolMisses.inc({ pool: pool.name });
@@ -125,7 +130,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     const tick = this.ticks++;
     const live = await this.agents.live();
     const mine = live.filter((agent) => agent.owner === this.config.dispatcherInstance);
-    if (tick % CHECK_IDLE_EVERY_TICKS === 0) await this.checkIdle(mine.filter((agent) => agent.state === 'idle'));
+    let refilling = false;
     for (const agent of mine.filter((candidate) => candidate.state === 'idle' && !this.pools.some((pool) => pool.name === candidate.pool))) {
       await this.retireAndRemove(agent, 'its pool is no longer configured');
     }
@@ -138,6 +143,8 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
         // Newest first: the oldest have loaded whatever they load and are first in line for tasks.
         for (const agent of idle.slice(pool.size).reverse()) await this.retireAndRemove(agent, `the pool shrank to ${pool.size}`);
       }
+      // Short of agents, or some of them recorded lately and not booted yet.
+      if (idle.length < pool.size || idle.some((agent) => !agent.readyAt && agent.createdAt.getTime() > Date.now() - REFILL_BOOT_MS)) refilling = true;
       if ((this.pausedUntil.get(pool.name) ?? 0) > Date.now() || idle.length >= pool.size) continue;
       // Recorded in this round (so the next one counts them), handed to the runtime a few at a time.
       const agentIds = await this.agents.insertMany(pool, pool.size - idle.length, this.config.dispatcherInstance);
@@ -145,6 +152,11 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
       const recorded = performance.now();
       for (const agentId of agentIds) this.track(slots(() => this.startAgent(pool, agentId, recorded)));
     }
+    // After the pools are filled, and not while a refill is under way: a request to the runtime
+    // per idle agent (a container engine's inspect) held up a drained pool's replacements, and
+    // the claims and boots beside them, by more than a second on a busy engine. An exit the
+    // runtime reports is seen at once; this is the net under it.
+    if (tick % CHECK_IDLE_EVERY_TICKS === 0 && !refilling) await this.checkIdle(mine.filter((agent) => agent.state === 'idle'));
   }
 
   private startSlotsOf(pool: WarmPool): Limit {
@@ -182,8 +194,11 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     }
   }
 
+  /** Stops early when a task is given to an agent meanwhile: the refill that follows goes first. */
   private async checkIdle(idle: PoolAgentEntity[]): Promise<void> {
+    const assigned = this.assigned;
     for (const agent of idle) {
+      if (this.assigned !== assigned) return;
       const backend = this.runtimes.get(agent.backend);
       if (!backend || !agent.runtimeRef) continue;
       const state = await backend.status(agent.agentId, agent.runtimeRef).catch(() => null);
