@@ -29,6 +29,12 @@ const SCAN_LIMIT = 1000;
 @Injectable()
 export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown {
   readonly advanced = new Subject<number>();
+  /**
+   * Events were committed, by this process or (as far as it heard) another replica: what reads
+   * them (the subscription outbox) looks now. One signal per process on EVENTS_CHANNEL, so a
+   * replica alone finds no other listener and sends nothing.
+   */
+  readonly wrote = new Subject<void>();
   private readonly logger = new Logger(EventFeed.name);
   private readonly loop = new SerialLoop(() => this.scan(), (error) => this.logger.warn({ err: error }, 'Event feed scan failed'));
   private readonly signal = new ReplicaSignal(EVENTS_CHANNEL, this.logger);
@@ -50,6 +56,7 @@ export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown 
   written(): void {
     // With no stream open here, the poll keeps the horizon fresh enough: no query per write.
     if (this.advanced.observed) this.loop.kick();
+    this.wrote.next();
     this.signal.announce();
   }
 
@@ -58,7 +65,10 @@ export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown 
     this.current = Number(row.id);
     this.pollTimer = setInterval(() => this.loop.kick(), POLL_MS);
     this.pollTimer.unref();
-    await this.signal.start(this.config.databaseUrl, this.config.databaseEmbedded, () => this.loop.kick());
+    await this.signal.start(this.config.databaseUrl, this.config.databaseEmbedded, () => {
+      this.loop.kick();
+      this.wrote.next();
+    });
   }
 
   async onApplicationShutdown(): Promise<void> {
@@ -66,6 +76,7 @@ export class EventFeed implements OnApplicationBootstrap, OnApplicationShutdown 
     await this.loop.stop();
     await this.signal.stop();
     this.advanced.complete();
+    this.wrote.complete();
   }
 
   private async scan(): Promise<void> {

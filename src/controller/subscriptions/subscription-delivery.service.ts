@@ -1,11 +1,11 @@
 import { hostname } from 'node:os';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Subscription } from 'rxjs';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { ReplicaSignal } from '../../shared/database/replica-signal';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { ApiKeyCipher } from '../dispatchers/api-key-cipher';
-import { EVENTS_CHANNEL } from '../events/event-feed';
+import { EventFeed } from '../events/event-feed';
 import { subscriptionAttempts } from './subscription-metrics';
 import { PostResult, SubscriptionPoster } from './subscription-poster';
 import { AttemptOutcome, ClaimedDelivery, SubscriptionOutbox } from './subscription-outbox';
@@ -29,25 +29,26 @@ export const DISABLE_AFTER_SECONDS = 5 * 86400;
 
 /**
  * Delivers the subscription outbox, which the events' own statements fill (see the
- * migration's trigger). Woken when any replica writes events (the event feed's NOTIFY, which
- * this process hears for its own writes too) and by a timer; a round only claims and starts attempts, so an endpoint that hangs holds its
+ * migration's trigger). Woken when this process or another replica writes events (the event
+ * feed's `wrote`, which carries both) and by a timer; a round only claims and starts attempts, so an endpoint that hangs holds its
  * own slots (SUBSCRIPTION_CONCURRENCY_PER_ENDPOINT) and nothing else.
  */
 @Injectable()
 export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Subscriptions');
   private readonly loop = new SerialLoop(() => this.deliverDue(), (error) => this.logger.error({ err: error }, 'Subscription delivery round failed'));
-  private readonly signal = new ReplicaSignal(EVENTS_CHANNEL, this.logger);
   private readonly inFlight = new Set<Promise<void>>();
   private readonly poster: SubscriptionPoster;
   private readonly cipher: ApiKeyCipher;
   private readonly claimant: string;
   private timer?: NodeJS.Timeout;
+  private wrote?: Subscription;
   private subscribed = { any: true, readAt: Number.NEGATIVE_INFINITY };
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outbox: SubscriptionOutbox,
+    private readonly events: EventFeed,
   ) {
     this.poster = new SubscriptionPoster(new TargetPolicy(config.subscriptions.allowedCidrs));
     this.cipher = new ApiKeyCipher(config.secretKey);
@@ -60,7 +61,7 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
       return 0;
     });
     if (resumed > 0) this.logger.warn({ deliveries: resumed }, 'Resuming deliveries interrupted by the last stop');
-    await this.signal.start(this.config.databaseUrl, this.config.databaseEmbedded, () => this.loop.kick());
+    this.wrote = this.events.wrote.subscribe(() => this.loop.kick());
     this.timer = setInterval(() => this.loop.kick(), POLL_MS);
     this.timer.unref();
     this.loop.kick();
@@ -68,8 +69,8 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    this.wrote?.unsubscribe();
     await this.loop.stop();
-    await this.signal.stop();
     await Promise.all(this.inFlight);
     this.poster.close();
   }

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
 import { SubscriptionDeliveryService } from './subscription-delivery.service';
 import { SubscriptionGauges } from './subscription-metrics';
 import { SubscriptionOutbox } from './subscription-outbox';
@@ -6,6 +7,7 @@ import { SubscriptionsController } from './subscriptions.controller';
 import { SubscriptionsService } from './subscriptions.service';
 
 @Module({
+  imports: [EventsModule],
   controllers: [SubscriptionsController],
   providers: [SubscriptionsService, SubscriptionDeliveryService, SubscriptionGauges, SubscriptionOutbox],
   exports: [SubscriptionOutbox],
