@@ -1,6 +1,7 @@
 import { readAll } from '../../src/shared/storage/object-storage';
 import { createObjectStorage } from '../../src/shared/storage/storage.module';
 import { http } from '../harness/http';
+import { sentStatements } from '../harness/pg-statements';
 import { makeTaskRequest, startCallbackReceiver, taskApi, waitFor, waitForStatus } from '../harness/dispatcher';
 import { RoleProcess } from '../harness/role-process';
 import { startTestSystem, TestSystem, testEnv } from '../harness/system';
@@ -47,9 +48,19 @@ describe('dispatcher task logs', () => {
   };
 
   it('stores the output before the callback, and another replica serves it after the agent is gone', async () => {
-    const taskId = await submit({ agent_image: 'agent-examples/echo' });
-    const callback = await waitFor(() => receiver.callbacks().find((request) => request.path.includes(taskId)), 30_000, 'the callback');
+    const sent = sentStatements();
+    let callback: { at: number };
+    let taskId: string;
+    try {
+      taskId = await submit({ agent_image: 'agent-examples/echo' });
+      callback = await waitFor(() => receiver.callbacks().find((request) => request.path.includes(taskId)), 30_000, 'the callback');
+    } finally {
+      sent.stop();
+    }
     const sentAt = callback.at;
+    // The agent's removal follows the task's final move, which told the store the status: no read of it.
+    expect(sent.texts.filter((text) => /SELECT status FROM "dispatcher"\."tasks"/.test(text))).toEqual([]);
+    expect(sent.texts.filter((text) => text.includes('logs_stored_at = now()'))).toHaveLength(1);
 
     const stored = await createObjectStorage(first.config).stat(`logs/${taskId}.txt`);
     expect(stored).not.toBeNull();

@@ -3,10 +3,14 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { RUNTIME_BACKENDS, RuntimeBackend } from './runtime';
 import { runtimeKeyOf } from '../tasks/task.entity';
+import { isFinal, TaskStatus } from '../tasks/task-state';
 import { RecentKeys } from '../../shared/state/recent-keys';
 
-/** Runs between an agent's stop and its removal, while its output can still be read. */
-export type BeforeRemove = (backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string) => Promise<void>;
+/**
+ * Runs between an agent's stop and its removal, while its output can still be read;
+ * `knownFinal` when the caller's task row was final (a final task never moves again).
+ */
+export type BeforeRemove = (backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string, knownFinal: boolean) => Promise<void>;
 /** Runs once an agent is stopped and removed, with its key in the runtime; `poolAgent` false when it was a task's own (cold) agent. */
 export type AfterRemove = (runtimeKey: string, poolAgent: boolean) => Promise<void>;
 
@@ -18,6 +22,8 @@ export interface AgentOfTask {
   runtimeOwner?: string | null;
   /** A warm pool's agent: its id is the agent's key in the runtime (else the task id is). */
   poolAgentId?: string | null;
+  /** The task's status as the caller read it, when it did: a final one spares the output store a read. */
+  status?: string;
 }
 
 /** The enabled backends by name, and the stop-then-free sequence every final task goes through. */
@@ -85,7 +91,8 @@ export class RuntimeRegistry implements OnApplicationShutdown {
     if (!stopping) {
       // A task entity says whether its agent is a pool's (a partial one, from a runtime's list, may not know).
       const poolAgent = task.poolAgentId !== null;
-      stopping = this.stopAndRemoveOnce(backend, task.taskId, runtimeKeyOf(task), task.runtimeRef, poolAgent).finally(() => this.stopping.delete(key));
+      const knownFinal = task.status !== undefined && isFinal(task.status as TaskStatus);
+      stopping = this.stopAndRemoveOnce(backend, task.taskId, runtimeKeyOf(task), task.runtimeRef, poolAgent, knownFinal).finally(() => this.stopping.delete(key));
       this.stopping.set(key, stopping);
     }
     return stopping;
@@ -125,10 +132,10 @@ export class RuntimeRegistry implements OnApplicationShutdown {
     }
   }
 
-  private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, runtimeKey: string, ref: string, poolAgent: boolean): Promise<void> {
+  private async stopAndRemoveOnce(backend: RuntimeBackend, taskId: string, runtimeKey: string, ref: string, poolAgent: boolean, knownFinal: boolean): Promise<void> {
     try {
       if (!(await this.stopConfirmed(backend, runtimeKey, ref))) return;
-      await this.beforeRemove(backend, taskId, ref, runtimeKey).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not store the agent output'));
+      await this.beforeRemove(backend, taskId, ref, runtimeKey, knownFinal).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not store the agent output'));
       await backend.remove(runtimeKey, ref);
       this.removed.add(removedKey(backend.name, ref, taskId));
       await this.afterRemove(runtimeKey, poolAgent).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not record the agent removed'));

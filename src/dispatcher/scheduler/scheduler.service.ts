@@ -149,7 +149,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       const status = await this.throughDatabaseOutages(task, 'record where its agent runs', () => this.tasks.setRuntimeRef(task.taskId, ref, this.config.dispatcherInstance));
       this.logger.log({ taskId: task.taskId, backend: backend.name, ref }, 'Agent submitted');
       // Cancelled while the runtime was still starting it: nobody else knew the ref to stop.
-      if (status && isFinal(status)) void this.runtimes.stopAndRemove({ ...task, runtimeRef: ref, runtimeOwner: this.config.dispatcherInstance });
+      if (status && isFinal(status)) void this.runtimes.stopAndRemove({ ...task, status, runtimeRef: ref, runtimeOwner: this.config.dispatcherInstance });
     } catch (error) {
       if (this.stopping.signal.aborted) return;
       const reason = error instanceof Error ? error.message : String(error);

@@ -48,19 +48,19 @@ export class TaskLogs implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.runtimes.onBeforeRemove((backend, taskId, ref, runtimeKey) => this.store(backend, taskId, ref, runtimeKey));
+    this.runtimes.onBeforeRemove((backend, taskId, ref, runtimeKey, knownFinal) => this.store(backend, taskId, ref, runtimeKey, knownFinal));
   }
 
   /**
    * Stores the output of a final task's agent and lets its callback go. Output that cannot
    * be read is stored as a sentence saying so: the callback must not wait for an agent
-   * whose output is lost.
+   * whose output is lost. The task's status is read first unless the caller saw it final.
    */
-  store(backend: RuntimeBackend, taskId: string, ref: string, runtimeKey = taskId): Promise<void> {
+  store(backend: RuntimeBackend, taskId: string, ref: string, runtimeKey = taskId, knownFinal = false): Promise<void> {
     // One store at a time per task, each reading the output when its turn comes: a later
     // store (the stop's, complete) is never overwritten by an earlier one (a check-back's).
     const previous = this.storing.get(taskId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.storeOnce(backend, taskId, ref, runtimeKey));
+    const next = previous.catch(() => undefined).then(() => this.storeOnce(backend, taskId, ref, runtimeKey, knownFinal));
     this.storing.set(taskId, next);
     void next.catch(() => undefined).finally(() => {
       if (this.storing.get(taskId) === next) this.storing.delete(taskId);
@@ -68,9 +68,11 @@ export class TaskLogs implements OnModuleInit {
     return next;
   }
 
-  private async storeOnce(backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string): Promise<void> {
-    const [row] = (await this.db.query(`SELECT status FROM "dispatcher"."tasks" WHERE task_id = $1`, [taskId])) as { status: TaskStatus }[];
-    if (!row || !isFinal(row.status)) return;
+  private async storeOnce(backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string, knownFinal: boolean): Promise<void> {
+    if (!knownFinal) {
+      const [row] = (await this.db.query(`SELECT status FROM "dispatcher"."tasks" WHERE task_id = $1`, [taskId])) as { status: TaskStatus }[];
+      if (!row || !isFinal(row.status)) return;
+    }
     const text = await backend.logs(runtimeKey, ref).catch((error: unknown) => `(the agent's output could not be read: ${error instanceof Error ? error.message : String(error)})\n`);
     await this.storage.put(logsKeyOf(taskId), Buffer.from(text, 'utf8'), { contentType: 'text/plain; charset=utf-8' });
     await this.db.query(`UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1`, [taskId]);
@@ -90,7 +92,7 @@ export class TaskLogs implements OnModuleInit {
     if (this.storedHere.has(task.taskId)) return;
     try {
       const [row] = (await this.db.query(`SELECT logs_stored_at FROM "dispatcher"."tasks" WHERE task_id = $1`, [task.taskId])) as { logs_stored_at: Date | null }[];
-      if (row && !row.logs_stored_at) await this.store(backend, task.taskId, task.runtimeRef, runtimeKeyOf(task));
+      if (row && !row.logs_stored_at) await this.store(backend, task.taskId, task.runtimeRef, runtimeKeyOf(task), isFinal(task.status));
     } catch (error) {
       this.logger.warn({ taskId: task.taskId, err: error }, 'Could not store the agent output');
     }
