@@ -339,7 +339,9 @@ export function loadKubeApiServer() {
  * A dispatcher stand-in checked in at `controller` (its API token `token`): it takes every task
  * at once (201) and keeps each one's callback token, and runs no agent. A consumer online, so
  * the controller's dispatch loop works during a measurement as in production, without agents'
- * processes on the machine. `tokens` maps task guid to callback token.
+ * processes on the machine. It beats as a dispatcher does (else it is offline two intervals
+ * after its check-in and the loop stops sending), with no capacity limit to speak of: the tasks
+ * it takes never finish. `tokens` maps task guid to callback token.
  */
 export async function dispatcherStandIn(controller, token, name = 'bench') {
   const tokens = new Map();
@@ -354,14 +356,23 @@ export async function dispatcherStandIn(controller, token, name = 'bench') {
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${server.address().port}`;
+  const headers = { authorization: `Token ${token}`, 'content-type': 'application/json' };
   const checkin = await fetch(`${controller}/api/v1/dispatchers/checkin/`, {
-    method: 'POST', headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ name, endpoint_url: url, backends: ['local'], api_key: secret() }),
+    method: 'POST', headers, body: JSON.stringify({ name, endpoint_url: url, backends: ['local'], api_key: secret(), heartbeat_interval_seconds: 5 }),
   });
   if (checkin.status >= 300) {
     server.close();
     throw new Error(`the dispatcher stand-in's check-in was refused: ${checkin.status} ${await checkin.text()}`);
   }
-  return { url, tokens, close: () => server.close() };
+  const { dispatcher_guid: guid } = await checkin.json();
+  const beat = () => fetch(`${controller}/api/v1/dispatchers/heartbeat/`, {
+    method: 'POST', headers, body: JSON.stringify({ dispatcher_guid: guid, active_tasks: 0, capacity: 1_000_000_000 }),
+  }).then(async (answer) => {
+    if (answer.status !== 200) console.error(`the dispatcher stand-in's heartbeat was answered ${answer.status}: ${await answer.text()}`);
+  }, () => undefined);
+  await beat();
+  const beating = setInterval(beat, 2_000);
+  beating.unref();
+  return { url, tokens, close: () => { clearInterval(beating); server.close(); } };
 }
 
