@@ -22,12 +22,6 @@ import { TasksRepository } from './tasks.repository';
 
 /** Concurrent object-storage writes of inline briefs in one batch. */
 const BRIEF_WRITES = 8;
-/** Concurrent early brief writes (`writeBriefEarly`) in this process. */
-const EARLY_BRIEF_WRITES = 16;
-/** Briefs are written early while a batch of this process found a dispatcher this recently. */
-const EARLY_WRITE_WINDOW_MS = 30_000;
-/** An early write no batch of this process took (another replica claimed its task) is forgotten after this. */
-const EARLY_WRITE_KEEP_MS = 60_000;
 
 /** One task's way through a batch: the dispatchers it was offered to and what they said. */
 interface Attempt {
@@ -48,11 +42,6 @@ interface Attempt {
 export class TaskDispatchService {
   private readonly logger = new Logger(TaskDispatchService.name);
   private readonly perDispatcher = new Map<string, pLimit.Limit>();
-  /** Briefs written while their tasks waited for a claim, by guid, oldest first: the write's outcome (null, or why it failed). */
-  private readonly earlyWrites = new Map<string, { at: number; written: Promise<string | null> }>();
-  private readonly earlyLimit = pLimit(EARLY_BRIEF_WRITES);
-  /** When a batch of this process last found a dispatcher for one of its tasks. */
-  private placedAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly tasks: TasksRepository,
@@ -83,7 +72,6 @@ export class TaskDispatchService {
       deferred.set(task.guid, describeMissingDispatcher(requirementOf(task)));
       return false;
     });
-    if (placeable.length > 0) this.placedAt = Date.now();
     // Written while the offers are recorded: each request waits for its own task's brief only.
     const briefs = this.writeBriefs(placeable, deferred);
     let open: Attempt[] = placeable.map((task) => ({ task, requirement: requirementOf(task), tried: new Set(), failures: [] }));
@@ -120,57 +108,21 @@ export class TaskDispatchService {
   }
 
   /**
-   * A task stored by this process whose inline brief can be written now, while it waits for
-   * the dispatch loop's claim: the batch that sends it then waits for this write instead of
-   * starting its own, so the object store's answer is off the way from POST to agent. Only
-   * while dispatchers are taking this process's tasks (a flood of tasks with none online
-   * costs no storage writes). A write that fails is made again by the batch, which defers
-   * the task if that one fails too.
-   */
-  writeBriefEarly(task: Partial<Pick<Task, 'briefKey' | 'briefPending'>> & { guid: string }): void {
-    if (!task.briefKey || task.briefPending === null || task.briefPending === undefined || Date.now() - this.placedAt > EARLY_WRITE_WINDOW_MS) return;
-    const now = Date.now();
-    for (const [guid, early] of this.earlyWrites) {
-      if (now - early.at < EARLY_WRITE_KEEP_MS) break;
-      this.earlyWrites.delete(guid);
-    }
-    const [key, body] = [task.briefKey, Buffer.from(task.briefPending, 'utf8')];
-    // After the answer that stored the task is on its way: the write's set-up is not part of it.
-    const written = new Promise<string | null>((resolve) => setImmediate(() => resolve(this.earlyLimit(() => this.putBrief(key, body)))));
-    this.earlyWrites.set(task.guid, { at: now, written });
-  }
-
-  /**
    * Inline briefs go to object storage before any dispatcher can ask for them: whether each
    * task's brief is there (true when it had none to write). A task whose brief cannot be
    * written is not sent, and waits for the next round with the reason.
    */
   private writeBriefs(batch: Task[], deferred: Map<string, string>): Map<string, Promise<boolean>> {
     const limit = pLimit(BRIEF_WRITES);
-    return new Map(batch.map((task) => {
-      if (task.briefPending === null) return [task.guid, Promise.resolve(true)];
-      const early = this.earlyWrites.get(task.guid);
-      this.earlyWrites.delete(task.guid);
-      const body = Buffer.from(task.briefPending, 'utf8');
-      const write = async () => {
-        const earlyFailure = early ? await early.written : 'not written early';
-        const failure = earlyFailure === null ? null : await limit(() => this.putBrief(task.briefKey, body));
-        if (failure === null) return true;
-        deferred.set(task.guid, `The brief could not be written to object storage: ${failure}`);
+    return new Map(batch.map((task) => [task.guid, task.briefPending === null ? Promise.resolve(true) : limit(async () => {
+      try {
+        await this.storage.put(task.briefKey, Buffer.from(task.briefPending!, 'utf8'), { contentType: 'application/json' });
+        return true;
+      } catch (error) {
+        deferred.set(task.guid, `The brief could not be written to object storage: ${error instanceof Error ? error.message : String(error)}`);
         return false;
-      };
-      return [task.guid, write()];
-    }));
-  }
-
-  /** Null once the brief is stored, else why it could not be. */
-  private async putBrief(key: string, body: Buffer): Promise<string | null> {
-    try {
-      await this.storage.put(key, body, { contentType: 'application/json' });
-      return null;
-    } catch (error) {
-      return error instanceof Error ? error.message : String(error);
-    }
+      }
+    })]));
   }
 
   /**

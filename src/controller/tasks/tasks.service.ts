@@ -53,15 +53,13 @@ export class TasksService {
 
   /**
    * Validates the template and stores the task as `pending`, with an inline brief kept
-   * beside it (written to `briefs/<guid>.json` before it is dispatched: from here once the
-   * answer is on its way, or by the dispatch loop), in one INSERT; then wakes the dispatch
-   * loop. The answer waits for nothing outbound: it means the task is durably stored and
-   * will be dispatched.
+   * beside it (the dispatch loop writes it to `briefs/<guid>.json` before dispatching), in
+   * one INSERT; then wakes the dispatch loop. Nothing outbound happens here: the answer
+   * means the task is durably stored and will be dispatched.
    */
   async createTask(input: TaskTemplateInput, origin: TaskOrigin = {}): Promise<Task> {
     const prepared = await this.prepareTask(input, origin);
     const task = await this.admission.admit(await this.storeTraced(prepared, (values) => this.tasks.insert(values)));
-    if (task.status === 'pending') this.dispatch.writeBriefEarly(prepared);
     this.wakeups.taskStored();
     return task;
   }
@@ -123,12 +121,10 @@ export class TasksService {
 
   /** `taskStored()` for a task another service stored from `prepareTask`'s row, after its key's admission. */
   async admitStored(values: Partial<Task> & { guid: string }): Promise<void> {
-    let pending = true;
     if (values.concurrencyStrategy === 'cancel_newest' || values.concurrencyStrategy === 'cancel_in_progress') {
       const task = await this.tasks.findByGuid(values.guid);
-      if (task) pending = (await this.admission.admit(task)).status === 'pending';
+      if (task) await this.admission.admit(task);
     }
-    if (pending) this.dispatch.writeBriefEarly(values);
     this.wakeups.taskStored();
   }
 
