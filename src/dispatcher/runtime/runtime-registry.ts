@@ -23,7 +23,7 @@ export interface AgentOfTask {
   /** A warm pool's agent: its id is the agent's key in the runtime (else the task id is). */
   poolAgentId?: string | null;
   /** The task's status as the caller read it, when it did: a final one spares the output store a read. */
-  status?: string;
+  status?: TaskStatus;
 }
 
 /** The enabled backends by name, and the stop-then-free sequence every final task goes through. */
@@ -91,7 +91,7 @@ export class RuntimeRegistry implements OnApplicationShutdown {
     if (!stopping) {
       // A task entity says whether its agent is a pool's (a partial one, from a runtime's list, may not know).
       const poolAgent = task.poolAgentId !== null;
-      const knownFinal = task.status !== undefined && isFinal(task.status as TaskStatus);
+      const knownFinal = task.status !== undefined && isFinal(task.status);
       stopping = this.stopAndRemoveOnce(backend, task.taskId, runtimeKeyOf(task), task.runtimeRef, poolAgent, knownFinal).finally(() => this.stopping.delete(key));
       this.stopping.set(key, stopping);
     }
