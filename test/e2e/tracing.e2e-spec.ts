@@ -42,7 +42,8 @@ describe('one trace per task, from the webhook to the callback', () => {
 
   beforeAll(async () => {
     receiver = await OtlpReceiver.start();
-    started = await startServer(exportTo(receiver));
+    // The SDK's own warnings (an operation on an ended span, an export that failed) reach stderr.
+    started = await startServer({ ...exportTo(receiver), OTEL_LOG_LEVEL: 'warn' });
   });
   afterAll(async () => {
     await started?.server.stop();
@@ -131,6 +132,10 @@ describe('one trace per task, from the webhook to the callback', () => {
     }
     const webhookAccess = lines.find((line) => line.msg === 'request completed' && String(line.url).startsWith('/api/v1/webhooks'));
     expect(webhookAccess).toMatchObject({ trace_id: SENDER_TRACE });
+  });
+
+  it('never changes a span after its end (the SDK warns of each, and builds an Error for it)', () => {
+    expect(started.server.otherLines.filter((line) => /ended span/i.test(line))).toEqual([]);
   });
 });
 

@@ -9,6 +9,8 @@ const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
 /** A span as the receiver keeps it (OTLP JSON, flattened). */
 export interface ReceivedSpan {
   service: string;
+  /** The instrumentation scope (tracer name) that made the span. */
+  scope?: string;
   traceId: string;
   spanId: string;
   parentSpanId: string | null;
@@ -54,16 +56,29 @@ export function exportTo(receiver: OtlpReceiver): Record<string, string> {
 /** The built server (dist/) with `env`, its JSON log lines kept. */
 export class LoggedServer {
   readonly lines: Record<string, unknown>[] = [];
+  /** What the server wrote that is no log line (the SDK's own diagnostics go to stderr). */
+  readonly otherLines: string[] = [];
   private child?: ChildProcess;
 
   constructor(private readonly env: Record<string, string | undefined>) {}
 
   async start(healthUrl: string): Promise<this> {
     const env = Object.fromEntries(Object.entries({ PATH: process.env.PATH, ...this.env }).filter(([, value]) => value !== undefined)) as Record<string, string>;
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
+    this.readLines(child.stdout!);
+    this.readLines(child.stderr!, (chunk) => process.stderr.write(chunk));
+    await waitFor(async () => {
+      if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
+      return fetch(healthUrl).then((answer) => answer.ok, () => false);
+    }, 40_000, `${healthUrl} to answer`, 100);
+    return this;
+  }
+
+  private readLines(stream: NodeJS.ReadableStream, echo?: (chunk: Buffer) => void): void {
     let rest = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    stream.on('data', (chunk: Buffer) => {
+      echo?.(chunk);
       const text = rest + chunk.toString('utf8');
       const lines = text.split('\n');
       rest = lines.pop() ?? '';
@@ -71,15 +86,10 @@ export class LoggedServer {
         try {
           this.lines.push(JSON.parse(line) as Record<string, unknown>);
         } catch {
-          // not a log line
+          this.otherLines.push(line);
         }
       }
     });
-    await waitFor(async () => {
-      if (child.exitCode !== null) throw new Error(`the server exited with ${child.exitCode}`);
-      return fetch(healthUrl).then((answer) => answer.ok, () => false);
-    }, 40_000, `${healthUrl} to answer`, 100);
-    return this;
   }
 
   async stop(): Promise<void> {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
 import { tracingStarted } from './sdk';
 
 /** The HTTP server span of the request being handled, when the SDK records one. */
@@ -14,12 +14,16 @@ export function activeServerSpan(): Span | undefined {
  * never the raw path (which holds ids).
  */
 export function nameServerSpan(span: Span, method: string, route: string): void {
-  if (route === 'unmatched') return;
+  // A hot-lane span is named at its start and may have ended already (its end listens for the
+  // same `finish`): the SDK answers any change to an ended span with an Error and its stack.
+  if (route === 'unmatched' || !span.isRecording()) return;
   span.setAttribute('http.route', route);
   span.updateName(`${method} ${route}`);
 }
 
-const hotLaneTracer = () => trace.getTracer('agent-task-http');
+let hotLane: Tracer | undefined;
+/** Looked up once, as `tracer()` in trace-context.ts. */
+const hotLaneTracer = (): Tracer => (hotLane ??= trace.getTracer('agent-task-http'));
 
 /**
  * Runs `work` (the handling of a hot-lane request) inside an HTTP server span of its own,

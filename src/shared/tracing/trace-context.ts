@@ -1,4 +1,4 @@
-import { Attributes, context, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { Attributes, context, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
 import { requestContext } from '../logging/request-context';
 import { tracingStarted } from './sdk';
 
@@ -63,7 +63,12 @@ export function agentTraceEnv(carrier: TraceCarrier | null): Record<string, stri
   return carrier.tracestate ? { TRACEPARENT: carrier.traceparent, TRACESTATE: carrier.tracestate } : { TRACEPARENT: carrier.traceparent };
 }
 
-export const tracer = () => trace.getTracer('agent-task-controller');
+let controllerTracer: Tracer | undefined;
+/**
+ * Looked up once: each lookup through the API's proxy provider builds a key and walks two
+ * providers, and a traced request asks for its tracer several times.
+ */
+export const tracer = (): Tracer => (controllerTracer ??= trace.getTracer('agent-task-controller'));
 
 export interface TaskSpanOptions {
   kind?: SpanKind;
