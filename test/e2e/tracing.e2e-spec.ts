@@ -9,6 +9,7 @@ import { waitFor } from '../harness/wait';
 jest.setTimeout(120_000);
 
 const SERVER = 2;
+const CLIENT = 3;
 const PRODUCER = 4;
 const CONSUMER = 5;
 
@@ -22,8 +23,8 @@ interface Started {
   url: string;
 }
 
-async function startServer(settings: Record<string, string>): Promise<Started> {
-  const env = await testEnv({ role: 'all', env: { LOG_LEVEL: 'info', LOG_FORMAT: 'json', FORGE_WEBHOOK_SECRET: 'forge-secret', ...settings } });
+async function startServer(settings: Record<string, string>, storage: 'folder' | 's3' = 'folder'): Promise<Started> {
+  const env = await testEnv({ role: 'all', storage, env: { LOG_LEVEL: 'info', LOG_FORMAT: 'json', FORGE_WEBHOOK_SECRET: 'forge-secret', ...settings } });
   const url = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
   return { server: await new LoggedServer(env).start(`${url}/health/`), env, url };
 }
@@ -136,6 +137,42 @@ describe('one trace per task, from the webhook to the callback', () => {
 
   it('never changes a span after its end (the SDK warns of each, and builds an Error for it)', () => {
     expect(started.server.otherLines.filter((line) => /ended span/i.test(line))).toEqual([]);
+  });
+});
+
+describe('object storage calls, traced', () => {
+  let receiver: OtlpReceiver;
+  let started: Started;
+
+  beforeAll(async () => {
+    receiver = await OtlpReceiver.start();
+    started = await startServer(exportTo(receiver), 's3');
+  });
+  afterAll(async () => {
+    await started?.server.stop();
+    await receiver?.stop();
+  });
+
+  it('are spans of their own, named as the AWS SDK names them, with no HTTP client span of the store\'s requests', async () => {
+    const { guid } = await runWebhookTask(started, 'stored');
+    const all = await waitFor(async () => {
+      const spans = await receiver.spans();
+      return spans.some((span) => span.traceId === SENDER_TRACE && span.name === 'close task' && span.attributes['task.guid'] === guid) ? spans : null;
+    }, 20_000, 'the task\'s spans to be exported');
+    const port = Number(new URL(started.env.S3_ENDPOINT!).port);
+    const storage = all.filter((span) => span.name.startsWith('S3.'));
+    for (const span of storage) {
+      expect(span).toMatchObject({ kind: CLIENT, attributes: expect.objectContaining({ 'rpc.system': 'aws-api', 'rpc.service': 'S3', 'aws.s3.bucket': started.env.S3_BUCKET, 'server.port': port }) });
+      expect(span.name).toBe(`S3.${String(span.attributes['rpc.method'])}`);
+    }
+    // The brief, written by the dispatch loop's batch that took the task.
+    const store = all.find((span) => span.name === 'send controller.tasks' && span.attributes['task.guid'] === guid)!;
+    const batch = all.find((span) => span.name === 'receive controller.tasks' && span.links.some((link) => link.spanId === store.spanId))!;
+    expect(storage.filter((span) => span.name === 'S3.PutObject' && span.parentSpanId === batch.spanId).length).toBe(1);
+    // Read inside the task's trace: under a request of the agent's.
+    expect(storage.some((span) => span.name === 'S3.GetObject' && span.traceId === SENDER_TRACE)).toBe(true);
+    // The http instrumentation leaves the store's requests to these spans.
+    expect(all.filter((span) => span.scope === '@opentelemetry/instrumentation-http' && span.kind === CLIENT)).toEqual([]);
   });
 });
 

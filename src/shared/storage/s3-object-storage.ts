@@ -1,6 +1,8 @@
 import { Client } from 'minio';
 import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
+import { STORAGE_CLIENT_APP } from '../tracing/storage-client';
+import { inStorageSpan, StorageCall } from '../tracing/storage-spans';
 import { assertObjectKey, assertSize, ObjectBody, ObjectInfo, ObjectStorage, StoredObject } from './object-storage';
 
 export interface S3Settings {
@@ -22,9 +24,11 @@ export const S3_PART_SIZE = 8 * 1024 * 1024;
 export class S3ObjectStorage implements ObjectStorage {
   private readonly client: Client;
   private bucketReady: Promise<void> | null = null;
+  private readonly server: StorageCall['server'];
 
   constructor(private readonly settings: S3Settings) {
     const url = new URL(settings.endpoint);
+    this.server = { address: url.hostname, port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80 };
     this.client = new Client({
       endPoint: url.hostname,
       port: url.port ? Number(url.port) : undefined,
@@ -34,6 +38,13 @@ export class S3ObjectStorage implements ObjectStorage {
       region: settings.region,
       pathStyle: true,
     });
+    // Its requests are traced by `traced` below, not by the http instrumentation (storage-spans.ts).
+    this.client.setAppInfo(STORAGE_CLIENT_APP, '1');
+  }
+
+  /** One operation of the store, in a span of its own when tracing runs. */
+  private traced<T>(operation: string, key: string | undefined, work: () => Promise<T>): Promise<T> {
+    return inStorageSpan({ operation, bucket: this.settings.bucket, key, server: this.server }, work);
   }
 
   /** Creates the bucket when it is missing; called once, lazily, by every operation. */
@@ -51,6 +62,10 @@ export class S3ObjectStorage implements ObjectStorage {
   /** One request for a buffer or a stream of one part; what was stored is known without a HEAD. */
   async put(key: string, body: Buffer | Readable, options: { size?: number; contentType?: string } = {}): Promise<StoredObject> {
     assertObjectKey(key);
+    return this.traced('PutObject', key, () => this.putChecked(key, body, options));
+  }
+
+  private async putChecked(key: string, body: Buffer | Readable, options: { size?: number; contentType?: string }): Promise<StoredObject> {
     await this.ensureBucket();
     const metadata: Record<string, string> = options.contentType ? { 'Content-Type': options.contentType } : {};
     if (Buffer.isBuffer(body)) {
@@ -107,6 +122,10 @@ export class S3ObjectStorage implements ObjectStorage {
   /** One GET: the response is the body, and its `content-length` the size. */
   async open(key: string): Promise<ObjectBody | null> {
     assertObjectKey(key);
+    return this.traced('GetObject', key, () => this.openChecked(key));
+  }
+
+  private async openChecked(key: string): Promise<ObjectBody | null> {
     await this.ensureBucket();
     try {
       const response = (await this.client.getObject(this.settings.bucket, key)) as IncomingMessage;
@@ -126,6 +145,10 @@ export class S3ObjectStorage implements ObjectStorage {
 
   async stat(key: string): Promise<ObjectInfo | null> {
     assertObjectKey(key);
+    return this.traced('HeadObject', key, () => this.statChecked(key));
+  }
+
+  private async statChecked(key: string): Promise<ObjectInfo | null> {
     await this.ensureBucket();
     try {
       const stat = await this.client.statObject(this.settings.bucket, key);
@@ -143,12 +166,18 @@ export class S3ObjectStorage implements ObjectStorage {
 
   async delete(key: string): Promise<void> {
     assertObjectKey(key);
-    await this.ensureBucket();
-    await this.client.removeObject(this.settings.bucket, key);
+    await this.traced('DeleteObject', key, async () => {
+      await this.ensureBucket();
+      await this.client.removeObject(this.settings.bucket, key);
+    });
   }
 
   async deleteFolder(prefix: string): Promise<number> {
     assertObjectKey(prefix);
+    return this.traced('DeleteObjects', `${prefix}/`, () => this.deleteFolderChecked(prefix));
+  }
+
+  private async deleteFolderChecked(prefix: string): Promise<number> {
     await this.ensureBucket();
     const keys: string[] = [];
     for await (const item of this.client.listObjectsV2(this.settings.bucket, `${prefix}/`, true) as AsyncIterable<{ name?: string }>) {

@@ -1,3 +1,4 @@
+import { isStorageClientRequest } from './storage-client';
 import { defaultServiceName, tracingRequested } from './tracing-settings';
 
 interface StartedSdk {
@@ -35,7 +36,12 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env, argv: string[
     instrumentations: [
       // An outgoing call made by no traced request or task (a loop's object storage sweep)
       // would begin a trace of one span.
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (request) => isProbe(request.url ?? ''), requireParentforOutgoingSpans: true }),
+      // The object store's requests are spans of their own (storage-spans.ts).
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (request) => isProbe(request.url ?? ''),
+        ignoreOutgoingRequestHook: (request) => isStorageClientRequest(request.headers as Record<string, unknown> | undefined),
+        requireParentforOutgoingSpans: true,
+      }),
       // Request handlers only: a span per middleware would outnumber everything else.
       new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE] }),
       // A pool checkout is no query: its span would double the database spans for nothing.
