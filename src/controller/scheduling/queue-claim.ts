@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Trips, tripTransaction } from '../../shared/database/round-trips';
 import { hydrate, runPrepared, selectedColumns } from '../../shared/database/statements';
+import { dispatcherState } from '../dispatchers/dispatcher-state';
 import { Dispatcher } from '../dispatchers/dispatchers.entity';
 import { Task } from '../tasks/tasks.entity';
 import { ClaimCandidate, ClaimSlots } from './claim-plan';
@@ -79,6 +80,10 @@ export interface ClaimedBatch {
   held: Map<string, number>;
 }
 
+/** A superseded open task has not been asked to stop yet (superseded-cancels.ts). */
+const SUPERSEDED_OPEN = `EXISTS (SELECT 1 FROM ${TASKS}
+                 WHERE superseded_by IS NOT NULL AND status IN ('dispatched', 'running') AND cancel_requested_at IS NULL)`;
+
 @Injectable()
 export class QueueClaim {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -98,8 +103,7 @@ export class QueueClaim {
                  WHERE status = 'pending'
                    AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
                    AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())) AS claimable,
-         EXISTS (SELECT 1 FROM ${TASKS}
-                 WHERE superseded_by IS NOT NULL AND status IN ('dispatched', 'running') AND cancel_requested_at IS NULL) AS superseded`,
+         ${SUPERSEDED_OPEN} AS superseded`,
       [now.toISOString()],
     );
     return row;
@@ -110,11 +114,28 @@ export class QueueClaim {
   }
 
   async claimBatch(size: number, leaseSeconds: number): Promise<ClaimedBatch> {
+    return (await this.claimOpened(size, leaseSeconds, null)).batch;
+  }
+
+  /**
+   * The claim of a round woken by a task this process stored: there is one to claim, so the
+   * probe's read would be a round trip before the claim for nothing. What else a round asks
+   * the probe (a dispatcher online at `now`, a superseded task to stop) is read by the claim's
+   * opening; with no dispatcher online it takes nothing, as a round that probed would not claim.
+   */
+  async claimProbing(size: number, leaseSeconds: number, now: Date): Promise<{ probe: Omit<RoundProbe, 'claimable'>; batch: ClaimedBatch }> {
+    const { probe, batch } = await this.claimOpened(size, leaseSeconds, now);
+    return { probe: probe!, batch };
+  }
+
+  private claimOpened(size: number, leaseSeconds: number, probeAt: Date | null): Promise<{ probe: Omit<RoundProbe, 'claimable'> | null; batch: ClaimedBatch }> {
     // Round trips: the transaction, its lock and the opening read; a page or keys read when a
     // pass needs them; the reasons, the claim and COMMIT.
     return tripTransaction(this.db, { lock: QUEUE_CLAIM_LOCK }, async (trips) => {
       const window = size * WINDOW_FACTOR;
-      const { dispatchers, held, candidates } = await this.opening(trips, window);
+      const { dispatchers, held, candidates, superseded } = await this.opening(trips, window, probeAt !== null);
+      const probe = probeAt ? { online: dispatchers.some((dispatcher) => dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, probeAt) === 'online'), superseded } : null;
+      if (probe && !probe.online) return { probe, batch: { tasks: [], dispatchers, held } };
       // The plan counts its own choices into the map it is given: the batch's sender counts them as it sends.
       const slots = new ClaimSlots(dispatchers, new Map(held), new Map());
       let after: CandidateRow | null = null;
@@ -125,7 +146,7 @@ export class QueueClaim {
         if (!more || rows.length < window) break;
         after = rows[rows.length - 1];
       }
-      return { tasks: await this.noteAndTake(trips, slots.plan.waiting, slots.plan.chosen, leaseSeconds), dispatchers, held };
+      return { probe, batch: { tasks: await this.noteAndTake(trips, slots.plan.waiting, slots.plan.chosen, leaseSeconds), dispatchers, held } };
     });
   }
 
@@ -134,10 +155,10 @@ export class QueueClaim {
    * after it): every dispatcher, the slots each holds cluster-wide, and the first page of
    * candidates. Three round trips were one each; each is a write to PostgreSQL and a wait.
    */
-  private async opening(trips: Trips, limit: number): Promise<{ dispatchers: Dispatcher[]; held: Map<string, number>; candidates: CandidateRow[] }> {
+  private async opening(trips: Trips, limit: number, probing: boolean): Promise<{ dispatchers: Dispatcher[]; held: Map<string, number>; candidates: CandidateRow[]; superseded: boolean }> {
     const metadata = this.db.getMetadata(Dispatcher);
     const [[row]] = (await trips.send([{
-      text: `SELECT
+      text: `SELECT ${probing ? SUPERSEDED_OPEN : 'false'} AS superseded,
          (SELECT coalesce(json_agg(d), '[]'::json) FROM (SELECT ${selectedColumns(metadata)} FROM "controller"."dispatchers") d) AS dispatchers,
          (SELECT coalesce(json_agg(h), '[]'::json)
             FROM (SELECT dispatcher_guid, count(*)::int AS held FROM ${TASKS}
@@ -145,11 +166,12 @@ export class QueueClaim {
          (SELECT coalesce(json_agg(c ORDER BY c.priority DESC, c.fair_tag, c.created_at, c.guid), '[]'::json)
             FROM (${CANDIDATES}) c) AS candidates`,
       values: [limit, [], null, null, null, null],
-    }])) as unknown as { dispatchers: Record<string, unknown>[]; held: { dispatcher_guid: string; held: number }[]; candidates: CandidateRow[] }[][];
+    }])) as unknown as { superseded: boolean; dispatchers: Record<string, unknown>[]; held: { dispatcher_guid: string; held: number }[]; candidates: CandidateRow[] }[][];
     return {
       dispatchers: row.dispatchers.map((dispatcher) => hydrate<Dispatcher>(this.db, metadata, dispatcher)),
       held: new Map(row.held.map((entry) => [entry.dispatcher_guid, Number(entry.held)])),
       candidates: row.candidates,
+      superseded: row.superseded,
     };
   }
 

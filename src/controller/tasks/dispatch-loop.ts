@@ -4,7 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
-import { ClaimedBatch, QueueClaim } from '../scheduling/queue-claim';
+import { ClaimedBatch, QueueClaim, RoundProbe } from '../scheduling/queue-claim';
 import { SupersededCancels } from '../scheduling/superseded-cancels';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { TaskDispatchService } from './task-dispatch.service';
@@ -43,6 +43,8 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
   private readonly inFlight = new Set<Promise<void>>();
   /** A round stopped claiming because BATCHES_IN_FLIGHT were under way: the next batch to end starts a round. */
   private waitingForRoom = false;
+  /** A task was stored by this process since the last round began: that round claims without probing first. */
+  private taskStoredHere = false;
 
   constructor(
     private readonly tasks: TasksRepository,
@@ -56,11 +58,14 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
   ) {}
 
   onApplicationBootstrap(): void {
-    this.subscription = this.wakeups.pending.subscribe(() => this.loop.kick());
+    this.subscription = this.wakeups.pending.subscribe((stored) => {
+      this.taskStoredHere ||= stored;
+      this.loop.kick();
+    });
     // A dispatcher that comes online here wakes every replica's loop (its tasks may be waiting).
     this.subscription.add(this.dispatchers.cameOnline.subscribe(() => {
       this.idleUntil = 0;
-      this.wakeups.taskStored();
+      this.wakeups.recheck();
     }));
     this.timer = setInterval(() => this.loop.kick(), this.config.taskDispatchRetrySeconds * 1000);
     this.timer.unref();
@@ -81,7 +86,14 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       await this.timeOutSilentTasks();
     }
     const started = new Date();
-    const probe = await this.queue.probe(started);
+    const stored = this.taskStoredHere;
+    this.taskStoredHere = false;
+    const size = this.config.dispatchBatchSize;
+    // A task stored here is there to claim: the claim's opening answers what the probe would.
+    const first = stored && Date.now() >= this.idleUntil && this.inFlight.size < BATCHES_IN_FLIGHT
+      ? await this.queue.claimProbing(size, this.config.dispatchClaimLeaseSeconds, started)
+      : null;
+    const probe: RoundProbe = first ? { ...first.probe, claimable: true } : await this.queue.probe(started);
     if (probe.superseded) await this.superseded.sendDue();
     if (Date.now() < this.idleUntil) {
       // A wake-up while idle is put off, not lost: another replica may have seen a dispatcher come.
@@ -100,9 +112,8 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       return;
     }
     if (!probe.claimable) return;
-    const size = this.config.dispatchBatchSize;
-    while (this.inFlight.size < BATCHES_IN_FLIGHT) {
-      const batch = await this.queue.claimBatch(size, this.config.dispatchClaimLeaseSeconds);
+    for (let batch = first?.batch; this.inFlight.size < BATCHES_IN_FLIGHT; batch = undefined) {
+      batch ??= await this.queue.claimBatch(size, this.config.dispatchClaimLeaseSeconds);
       if (batch.tasks.length === 0) return;
       this.start(batch);
       if (batch.tasks.length < size) return;

@@ -57,7 +57,7 @@ export class TaskCallbacksService {
     const finished = (status: TaskStatus): CallbackAnswer => {
       this.logger.log({ task: caller.guid, status }, 'Task finished');
       // A slot of its dispatcher and its concurrency key is free: the queue may start the next task.
-      this.wakeups.taskStored();
+      this.wakeups.recheck();
       return { status: 'ok', task_guid: caller.guid, task_status: status };
     };
     // The common case in one statement: a completion, and the token's hash in the WHERE
@@ -72,7 +72,7 @@ export class TaskCallbacksService {
       const closed = await this.close(task, reported, outcome);
       if (closed.moved && closed.retried) {
         this.logger.log({ task: task.guid, attempt: task.attempt }, 'Task attempt ended; the task waits for its next one');
-        this.wakeups.taskStored();
+        this.wakeups.recheck();
         return { status: 'ok', task_guid: task.guid, task_status: 'pending' };
       }
       if (closed.moved) return finished(reported);

@@ -15,19 +15,26 @@ export const TASKS_PENDING_CHANNEL = 'controller_tasks_pending';
  */
 @Injectable()
 export class TaskWakeups implements OnApplicationBootstrap, OnApplicationShutdown {
-  readonly pending = new Subject<void>();
+  /** A dispatch round is due: `true` when this process stored a task (there is one to claim), `false` when one may have become claimable. */
+  readonly pending = new Subject<boolean>();
   private readonly signal = new ReplicaSignal(TASKS_PENDING_CHANNEL, new Logger(TaskWakeups.name));
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   /** Tasks were stored (and committed) by this process. */
   taskStored(): void {
-    this.pending.next();
+    this.pending.next(true);
+    this.signal.announce();
+  }
+
+  /** A waiting task may be claimable now without a task stored: a slot was freed, a dispatcher came online. */
+  recheck(): void {
+    this.pending.next(false);
     this.signal.announce();
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    await this.signal.start(this.config.databaseUrl, this.config.databaseEmbedded, () => this.pending.next());
+    await this.signal.start(this.config.databaseUrl, this.config.databaseEmbedded, () => this.pending.next(false));
   }
 
   async onApplicationShutdown(): Promise<void> {
