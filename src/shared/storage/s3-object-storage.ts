@@ -28,11 +28,13 @@ export class S3ObjectStorage implements ObjectStorage {
 
   constructor(private readonly settings: S3Settings) {
     const url = new URL(settings.endpoint);
-    this.server = { address: url.hostname, port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80 };
+    const useSSL = url.protocol === 'https:';
+    const port = url.port ? Number(url.port) : undefined;
+    this.server = { address: url.hostname, port: port ?? (useSSL ? 443 : 80) };
     this.client = new Client({
       endPoint: url.hostname,
-      port: url.port ? Number(url.port) : undefined,
-      useSSL: url.protocol === 'https:',
+      port,
+      useSSL,
       accessKey: settings.accessKey,
       secretKey: settings.secretKey,
       region: settings.region,
