@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { inClientSpan } from '../tracing/http-spans';
 
 /** What the other side answered: its status, the headers asked for, and the body as text. */
 export interface PostAnswer {
@@ -17,8 +18,15 @@ export interface PostAnswer {
  */
 const connections = new Agent({ keepAliveTimeout: 10_000 });
 
-/** POSTs `body` (JSON) to `url`; rejects when no answer came within `timeoutMs` (a refused connection, a time-out). */
-export async function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<PostAnswer> {
+/**
+ * POSTs `body` (JSON) to `url`, in an HTTP client span of its own when traced; rejects when no
+ * answer came within `timeoutMs` (a refused connection, a time-out).
+ */
+export function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<PostAnswer> {
+  return inClientSpan('POST', url, headers, failureOf, (traced) => send(url, body, traced, timeoutMs));
+}
+
+async function send(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<PostAnswer> {
   const answer = await request(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },

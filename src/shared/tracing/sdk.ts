@@ -1,3 +1,4 @@
+import { isOwnClientRequest } from './own-client-request';
 import { isStorageClientRequest } from './storage-client';
 import { defaultServiceName, tracingRequested } from './tracing-settings';
 
@@ -47,7 +48,8 @@ export function startTracing(env: NodeJS.ProcessEnv = process.env, argv: string[
       // A pool checkout is no query: its span would double the database spans for nothing.
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true }),
-      new UndiciInstrumentation({ requireParentforSpans: true }),
+      // The roles' calls to each other are spans of their own (`inClientSpan`).
+      new UndiciInstrumentation({ requireParentforSpans: true, ignoreRequestHook: isOwnClientRequest }),
     ],
   });
   started.start();

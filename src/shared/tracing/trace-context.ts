@@ -49,8 +49,8 @@ export function storedCarrier(row: { traceParent: string | null; traceState: str
 }
 
 /**
- * Headers for an outgoing request when no SDK runs; with the SDK on, the fetch
- * instrumentation writes them from the active span (writing them here too would send two).
+ * Headers for an outgoing request when no SDK runs; with the SDK on, the request's client span
+ * (`inClientSpan`, or the fetch instrumentation's) writes them (writing them here too would send two).
  */
 export function forwardedTraceHeaders(carrier: TraceCarrier | null = currentCarrier()): Record<string, string> {
   if (tracingStarted() || !carrier) return {};
