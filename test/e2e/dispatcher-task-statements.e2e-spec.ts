@@ -108,6 +108,25 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     expect((await tasks.findById(task.taskId!))!.status).toBe('failed');
   });
 
+  it('tells with a check-back\'s final move whether a pending task waits for the slot it frees, in the same one statement', async () => {
+    await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
+    const outcome = { exitCode: 0, resultKey: null, resultMetadata: {}, errorMessage: null };
+    const alone = makeTask({ status: 'running' });
+    await tasks.insertIfAbsent(alone);
+    let checkedBack: Awaited<ReturnType<TasksRepository['checkBack']>> = null;
+    const statements = await log.during(async () => (checkedBack = await tasks.checkBack(alone.taskId!, 'completed', outcome)));
+    expect(statements).toHaveLength(1);
+    expect(checkedBack).toEqual({ task: await tasks.findById(alone.taskId!), pendingWaits: false });
+    expect(await db.getRepository(CallbackOutboxEntity).countBy({ taskId: alone.taskId! })).toBe(1);
+
+    const running = makeTask({ status: 'running' });
+    await tasks.insertIfAbsent(running);
+    await tasks.insertIfAbsent(makeTask());
+    expect(await tasks.checkBack(running.taskId!, 'failed', { ...outcome, exitCode: 1, errorMessage: 'It broke.' })).toMatchObject({ task: { status: 'failed' }, pendingWaits: true });
+    // A second check-back finds the task final: nothing moves.
+    expect(await tasks.checkBack(running.taskId!, 'completed', outcome)).toBeNull();
+  });
+
   it('claims whole rows in arrival order and records the runtime ref in one statement that tells the status', async () => {
     await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
     const ids: string[] = [];

@@ -74,19 +74,20 @@ export class AgentService {
   /** The final word; like the check-in, the move is tried first and the task read only when it did not move. */
   async checkback(key: string, dto: CheckbackDto): Promise<void> {
     const id = this.assertOpens(key, dto.task_id);
-    const finished = await this.tasks.transition(id, dto.status, {
+    const checkedBack = await this.tasks.checkBack(id, dto.status, {
       exitCode: dto.status === 'completed' ? 0 : 1,
       resultKey: dto.result_key ?? null,
       resultMetadata: dto.result_metadata ?? {},
       errorMessage: dto.error || (dto.status === 'failed' ? 'The agent reported a failure.' : null),
     });
-    if (!finished) {
+    if (!checkedBack) {
       const current = await this.findTask(id);
       if (current.status === dto.status && (current.resultKey ?? '') === (dto.result_key ?? '')) return;
       throw DomainError.conflict(`Task ${id} is ${current.status}; check-back ${dto.status} refused.`, { status: current.status });
     }
     // An agent recorded on this replica has its output stored (at its exit, or storeNow's) before its callback is due.
-    this.signals.taskFinished(finished.runtimeRef !== null && this.runtimes.reaches(finished));
+    const finished = checkedBack.task;
+    this.signals.taskFinished(finished.runtimeRef !== null && this.runtimes.reaches(finished), checkedBack.pendingWaits);
     this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
     void this.taskLogs.storeNow(finished);
     setTimeout(() => void this.runtimes.stopAndRemoveFinished(finished), AGENT_EXIT_GRACE_MS).unref();

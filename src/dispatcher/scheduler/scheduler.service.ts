@@ -51,7 +51,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private subscription?: Subscription;
   private timer?: NodeJS.Timeout;
   private ticks = 0;
-  /** A task was stored here since the last start round began. */
+  /** A task was stored here, or a final move here saw one waiting, since the last start round began. */
   private taskStored = false;
   private readonly stopping = new AbortController();
 
@@ -110,7 +110,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private async startPending(): Promise<void> {
     const stored = this.taskStored;
     this.taskStored = false;
-    // After a task was stored here there is one to claim: the lock-free look would be a round trip for nothing.
+    // After a task was stored here, or a check-back saw one pending, there is one to claim: the lock-free look would be a round trip for nothing.
     if (!stored && !(await this.tasks.hasClaimable(this.config.maxConcurrentTasks))) return;
     const claimed = await this.tasks.claimPending(this.config.maxConcurrentTasks, this.config.dispatcherInstance);
     for (const task of claimed) this.startTracked(task);

@@ -7,24 +7,26 @@ import { Subject } from 'rxjs';
  */
 @Injectable()
 export class TaskSignals {
-  /** A start round is due: `true` when a task was stored (there is one to claim), `false` when one ended (a slot is free). */
+  /** A start round is due: `true` when a task is known to wait (one was stored, or a final move saw one), `false` when one ended (a slot is free). */
   readonly schedule = new Subject<boolean>();
   readonly deliver = new Subject<void>();
   /** The controller answers again after an outage: callbacks waiting out a backoff may go now. */
   readonly controllerBack = new Subject<void>();
 
-  /**
-   * A task ended: its slot is free, and its callback may be due. `outputToStore`: its agent's
-   * output is still to be stored here, and the callback waits for that store, which wakes
-   * delivery itself (a round now would find nothing due).
-   */
   /** A task was stored (committed) by this process. */
   taskStored(): void {
     this.schedule.next(true);
   }
 
-  taskFinished(outputToStore = false): void {
-    this.schedule.next(false);
+  /**
+   * A task ended: its slot is free, and its callback may be due. `outputToStore`: its agent's
+   * output is still to be stored here, and the callback waits for that store, which wakes
+   * delivery itself (a round now would find nothing due). `pendingWaits`, when the final move
+   * read it: a pending task waits (the round claims without a look first), or none does (no
+   * round: a task stored later wakes one of its own, and the timer's round covers the rest).
+   */
+  taskFinished(outputToStore = false, pendingWaits?: boolean): void {
+    if (pendingWaits !== false) this.schedule.next(pendingWaits === true);
     if (!outputToStore) this.deliver.next();
   }
 }

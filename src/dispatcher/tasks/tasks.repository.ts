@@ -26,7 +26,13 @@ const CLAIM_LOCK = 710_000_001;
 export type TaskPatch = Partial<Pick<TaskEntity,
   'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage' | 'runtimeRef' | 'runtimeBackend' | 'logsStoredAt'>>;
 
-type SettledOutcome = Pick<TaskEntity, 'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage'>;
+export type SettledOutcome = Pick<TaskEntity, 'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage'>;
+
+/** A check-back's final move: the task, and whether a pending task waited when it was made. */
+export interface CheckedBack {
+  task: TaskEntity;
+  pendingWaits: boolean;
+}
 
 /** The callback's fields when the patch sets them all and the status alone does not change them (a cancel reads the row's metadata). */
 function settledOutcome(to: TaskStatus, patch: TaskPatch): SettledOutcome | null {
@@ -95,7 +101,7 @@ export class TasksRepository {
     // A move to a live state is one statement; only a final one has an outbox row to write with it.
     if (!isFinal(to)) return this.move(within ?? this.db.manager, taskId, to, patch);
     const settled = within ? null : settledOutcome(to, patch);
-    if (settled) return this.finishInOneStatement(taskId, to, settled).then((task) => this.counted(task, to));
+    if (settled) return this.finishInOneStatement(taskId, to, settled).then((finished) => this.counted(finished?.task ?? null, to));
     const finish = async (manager: EntityManager) => {
       const task = await this.move(manager, taskId, to, patch);
       if (task) await this.enqueueCallback(manager, task);
@@ -103,6 +109,18 @@ export class TasksRepository {
     };
     const moved = within ? finish(within) : this.db.transaction(finish);
     return moved.then((task) => this.counted(task, to));
+  }
+
+  /**
+   * An agent's check-back: the final move and its callback in one statement (as `transition`
+   * makes it), which also reads whether a pending task waits. The slot the task frees then goes
+   * to that task without a look of its own, and a check-back with nothing waiting starts no
+   * start round at all (`TaskSignals.taskFinished`). Null when the task was not live.
+   */
+  async checkBack(taskId: string, to: 'completed' | 'failed', outcome: SettledOutcome): Promise<CheckedBack | null> {
+    const finished = await this.finishInOneStatement(taskId, to, outcome);
+    this.counted(finished?.task ?? null, to);
+    return finished;
   }
 
   private counted(task: TaskEntity | null, to: TaskStatus): TaskEntity | null {
@@ -113,9 +131,11 @@ export class TasksRepository {
   /**
    * A final move whose patch names every field of the callback (a check-back's) writes the
    * task and its outbox row in one statement instead of a transaction of four: the body is
-   * known before the row moves, and the insert sees only the row the update returned.
+   * known before the row moves, and the insert sees only the row the update returned. The
+   * same statement reads whether a pending task waits for the slot this one frees: the lock-free
+   * look a start round would otherwise send next (`hasClaimable`), from the same snapshot.
    */
-  private async finishInOneStatement(taskId: string, to: TaskStatus, outcome: SettledOutcome): Promise<TaskEntity | null> {
+  private async finishInOneStatement(taskId: string, to: TaskStatus, outcome: SettledOutcome): Promise<CheckedBack | null> {
     // The metadata as the row will give it back (jsonb's key order), so the body is the one the row would make.
     const resultMetadata = outcome.resultMetadata === null ? null : inJsonbOrder(outcome.resultMetadata);
     const body = callbackBody({ status: to, ...outcome, resultMetadata } as TaskEntity);
@@ -126,10 +146,11 @@ export class TasksRepository {
        queued AS (
          INSERT INTO "dispatcher"."callback_outbox" (task_id, body, state, attempts, next_attempt_at)
          SELECT task_id, $8, 'pending', 0, now() FROM moved ON CONFLICT DO NOTHING)
-       SELECT * FROM moved`,
+       SELECT moved.*, EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending') AS pending_waits FROM moved`,
       [taskId, to, outcome.exitCode, outcome.resultKey, resultMetadata === null ? null : JSON.stringify(resultMetadata), outcome.errorMessage, sourcesOf(to), body],
     );
-    return this.firstTask(rows);
+    const task = this.firstTask(rows);
+    return task && { task, pendingWaits: rows[0].pending_waits === true };
   }
 
   private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch): Promise<TaskEntity | null> {
