@@ -36,8 +36,8 @@ describe('completions by callback token, many in one statement', () => {
       { guid: done, tokenHash: 'hash-100', outcome: outcome(100) },
       { guid: await dispatched(101), tokenHash: 'not-its-hash', outcome: outcome(101) },
     ];
-    const moved = await tasks.completeByTokens(items);
-    expect(moved).toEqual([...guids.map(() => true), false, false, false]);
+    const answers = await tasks.completeByTokens(items);
+    expect(answers.map((answer) => answer.moved)).toEqual([...guids.map(() => true), false, false, false]);
 
     const rows = await source.query(
       `SELECT guid, status, exit_code, result_key, result_metadata, finished_at IS NOT NULL AS finished FROM "controller"."tasks" WHERE guid = ANY($1)`, [guids],
@@ -51,5 +51,27 @@ describe('completions by callback token, many in one statement', () => {
     expect(events.every((event: { n: number }) => event.n === 1)).toBe(true);
     const untouched = await source.query(`SELECT status, exit_code FROM "controller"."tasks" WHERE guid = $1`, [items.at(-1)!.guid]);
     expect(untouched).toEqual([{ status: 'dispatched', exit_code: null }]);
+  });
+
+  it('tells with the moves whether a pending task is due and unclaimed, the dispatch loop\'s question', async () => {
+    await source.query(`UPDATE "controller"."tasks" SET status = 'cancelled' WHERE status = 'pending'`);
+    const alone = await dispatched(200);
+    expect(await tasks.completeByTokens([{ guid: alone, tokenHash: 'hash-200', outcome: outcome(0) }])).toEqual([{ moved: true, pendingWaits: false }]);
+
+    // A pending task claimed by a batch in flight, or waiting out its retry time, is no taker.
+    const claimed = await tasks.insert(makeTaskRow());
+    const later = await tasks.insert(makeTaskRow());
+    await source.query(`UPDATE "controller"."tasks" SET dispatch_claimed_until = now() + interval '1 minute' WHERE guid = $1`, [claimed.guid]);
+    await source.query(`UPDATE "controller"."tasks" SET next_dispatch_at = now() + interval '1 minute' WHERE guid = $1`, [later.guid]);
+    const second = await dispatched(201);
+    expect(await tasks.completeByTokens([{ guid: second, tokenHash: 'hash-201', outcome: outcome(0) }])).toEqual([{ moved: true, pendingWaits: false }]);
+
+    await tasks.insert(makeTaskRow());
+    const third = await dispatched(202);
+    const fourth = await dispatched(203);
+    expect(await tasks.completeByTokens([
+      { guid: third, tokenHash: 'hash-202', outcome: outcome(0) },
+      { guid: fourth, tokenHash: 'wrong', outcome: outcome(0) },
+    ])).toEqual([{ moved: true, pendingWaits: true }, { moved: false, pendingWaits: true }]);
   });
 });

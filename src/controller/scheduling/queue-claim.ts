@@ -11,6 +11,12 @@ import { ClaimCandidate, ClaimSlots } from './claim-plan';
 const TASKS = '"controller"."tasks"';
 
 /** Serialises claims across every controller replica (any fixed number all replicas agree on). */
+/** Whether a pending task is due and unclaimed: the probe's question, also asked by a completion that frees a slot. */
+export const CLAIMABLE_PENDING = `EXISTS (SELECT 1 FROM ${TASKS}
+                 WHERE status = 'pending'
+                   AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
+                   AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now()))`;
+
 export const QUEUE_CLAIM_LOCK = 0x5ced0121;
 
 /** Rows one pass reads per task it may take: room to pass over tasks that must wait. */
@@ -99,10 +105,7 @@ export class QueueClaim {
       `SELECT
          EXISTS (SELECT 1 FROM "controller"."dispatchers"
                  WHERE last_heartbeat_at >= $1::timestamptz - make_interval(secs => 2 * heartbeat_interval_seconds)) AS online,
-         EXISTS (SELECT 1 FROM ${TASKS}
-                 WHERE status = 'pending'
-                   AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
-                   AND (dispatch_claimed_until IS NULL OR dispatch_claimed_until < now())) AS claimable,
+         ${CLAIMABLE_PENDING} AS claimable,
          ${SUPERSEDED_OPEN} AS superseded`,
       [now.toISOString()],
     );

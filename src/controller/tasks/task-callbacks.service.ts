@@ -9,7 +9,7 @@ import { decideCallback, finalStatusOfCallback, statusesBefore } from './task-st
 import { TaskCallbackDto, TaskProgressDto } from './tasks.dto';
 import { TaskWakeups } from './task-wakeups';
 import { Task, TaskStatus } from './tasks.entity';
-import { TaskPatch, TasksRepository, TokenCompletion } from './tasks.repository';
+import { CompletionAnswer, TaskPatch, TasksRepository, TokenCompletion } from './tasks.repository';
 
 export interface CallbackAnswer {
   status: 'ok';
@@ -23,7 +23,7 @@ export interface CallbackAnswer {
 export class TaskCallbacksService {
   private readonly logger = new Logger(TaskCallbacksService.name);
   /** Completions by the token's holder, group-committed: under load, one UPDATE for every completion that came while one was under way. */
-  private readonly completions = new GroupCommit<TokenCompletion, boolean>((items) => this.tasks.completeByTokens(items), { maxBatch: 128, maxInFlight: 2 });
+  private readonly completions = new GroupCommit<TokenCompletion, CompletionAnswer>((items) => this.tasks.completeByTokens(items), { maxBatch: 128, maxInFlight: 2 });
 
   constructor(
     private readonly tasks: TasksRepository,
@@ -54,16 +54,17 @@ export class TaskCallbacksService {
       resultMetadata: body.result_metadata ?? null,
       errorMessage: body.error_message || null,
     };
-    const finished = (status: TaskStatus): CallbackAnswer => {
+    const finished = (status: TaskStatus, pendingWaits?: boolean): CallbackAnswer => {
       this.logger.log({ task: caller.guid, status }, 'Task finished');
       // A slot of its dispatcher and its concurrency key is free: the queue may start the next task.
-      this.wakeups.recheck();
+      this.wakeups.slotFreed(pendingWaits);
       return { status: 'ok', task_guid: caller.guid, task_status: status };
     };
     // The common case in one statement: a completion, and the token's hash in the WHERE
     // proves the caller (and that it reports the current attempt).
-    if (caller.tokenHash && body.status === 'completed' && (await this.completions.add({ guid: caller.guid, tokenHash: caller.tokenHash, outcome }))) {
-      return finished('completed');
+    if (caller.tokenHash && body.status === 'completed') {
+      const completion = await this.completions.add({ guid: caller.guid, tokenHash: caller.tokenHash, outcome });
+      if (completion.moved) return finished('completed', completion.pendingWaits);
     }
     const task = await caller.task();
     const reported = finalStatusOfCallback(body.status, body.result_metadata, task.cancelRequestedAt !== null);

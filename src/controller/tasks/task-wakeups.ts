@@ -15,7 +15,7 @@ export const TASKS_PENDING_CHANNEL = 'controller_tasks_pending';
  */
 @Injectable()
 export class TaskWakeups implements OnApplicationBootstrap, OnApplicationShutdown {
-  /** A dispatch round is due: `true` when this process stored a task (there is one to claim), `false` when one may have become claimable. */
+  /** A dispatch round is due: `true` when a task is known to wait (this process stored one, or a completion here saw one), `false` when one may have become claimable. */
   readonly pending = new Subject<boolean>();
   private readonly signal = new ReplicaSignal(TASKS_PENDING_CHANNEL, new Logger(TaskWakeups.name));
 
@@ -24,6 +24,18 @@ export class TaskWakeups implements OnApplicationBootstrap, OnApplicationShutdow
   /** Tasks were stored (and committed) by this process. */
   taskStored(): void {
     this.pending.next(true);
+    this.signal.announce();
+  }
+
+  /**
+   * A task ended, and its slot is free. `pendingWaits`, when the statement that ended it read
+   * it: a pending task is due and unclaimed (this process's round claims without the probe), or
+   * none is (no round, here or at another replica: a task stored later wakes one of its own,
+   * the retry timer covers the rest).
+   */
+  slotFreed(pendingWaits?: boolean): void {
+    if (pendingWaits === false) return;
+    this.pending.next(pendingWaits === true);
     this.signal.announce();
   }
 

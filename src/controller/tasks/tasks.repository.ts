@@ -4,6 +4,7 @@ import { DataSource, EntityManager, EntityMetadata } from 'typeorm';
 import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { GroupCommit } from '../../shared/database/group-commit';
 import { byShape, hydrate, insertParts, insertRowsParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
+import { CLAIMABLE_PENDING } from '../scheduling/queue-claim';
 import { EventFeed } from '../events/event-feed';
 import { kindOfMove, taskEventsInsert } from '../events/event-sql';
 import { isFinal, statusesBefore } from './task-state';
@@ -33,6 +34,12 @@ export interface TokenCompletion {
   guid: string;
   tokenHash: string;
   outcome: { exitCode: number | null; resultKey: string | null; resultMetadata: Record<string, unknown> | null; errorMessage: string | null };
+}
+
+/** Whether a completion moved its task, and whether a pending task was due and unclaimed when it did. */
+export interface CompletionAnswer {
+  moved: boolean;
+  pendingWaits: boolean;
 }
 
 /** `from` narrows the states a move may start from; `stay` lets a task already in the target state take the patch. */
@@ -184,13 +191,15 @@ export class TasksRepository {
    * `transitionByToken(guid, tokenHash, 'completed', outcome)` for many tasks in one statement
    * (a group-committed batch of callbacks). Answers, per item in order, whether its task moved;
    * a task named twice is sent once, for its first item, and the later ones answer false (the
-   * caller then reads the task, as for any report that did not move it).
+   * caller then reads the task, as for any report that did not move it). The same statement
+   * reads whether a pending task is due and unclaimed (`pendingWaits`, the dispatch loop's
+   * probe's question): the slots the moves free have a taker only then.
    */
-  async completeByTokens(items: TokenCompletion[]): Promise<boolean[]> {
+  async completeByTokens(items: TokenCompletion[]): Promise<CompletionAnswer[]> {
     const first = new Map<string, TokenCompletion>();
     for (const item of items) if (!first.has(item.guid)) first.set(item.guid, item);
     const sent = [...first.values()];
-    const rows = await runPrepared<{ guid: string }>(
+    const rows = await runPrepared<{ guid: string; pending_waits: boolean }>(
       this.db,
       `WITH v AS (SELECT * FROM unnest($1::uuid[], $2::text[], $3::int[], $4::text[], $5::jsonb[], $6::text[])
                     AS v(guid, token_hash, exit_code, result_key, result_metadata, error_message)),
@@ -198,7 +207,7 @@ export class TasksRepository {
                    error_message = v.error_message, updated_at = now(), finished_at = now()
                  FROM v WHERE t.guid = v.guid AND t.callback_token_hash = v.token_hash AND t.status = ANY($7) RETURNING t.*),
        event AS (${taskEventsInsert(kindOfMove(true, false), 'moved')})
-       SELECT guid FROM moved`,
+       SELECT guid, ${CLAIMABLE_PENDING} AS pending_waits FROM moved`,
       [
         sent.map((item) => item.guid), sent.map((item) => item.tokenHash), sent.map((item) => item.outcome.exitCode),
         sent.map((item) => item.outcome.resultKey), sent.map((item) => (item.outcome.resultMetadata === null ? null : JSON.stringify(item.outcome.resultMetadata))),
@@ -208,7 +217,8 @@ export class TasksRepository {
     countFinished('completed', rows.length);
     if (rows.length > 0) this.events?.written();
     const moved = new Set(rows.map((row) => row.guid));
-    return items.map((item) => first.get(item.guid) === item && moved.has(item.guid));
+    const pendingWaits = rows[0]?.pending_waits === true;
+    return items.map((item) => ({ moved: first.get(item.guid) === item && moved.has(item.guid), pendingWaits }));
   }
 
   /** `transition` of a task still on attempt `attempt`: an ending of an earlier attempt never moves it. */
