@@ -87,6 +87,7 @@ export class AgentService {
     }
     // An agent recorded on this replica has its output stored (at its exit, or storeNow's) before its callback is due.
     const finished = checkedBack.task;
+    this.runtimes.rememberEnded(finished);
     this.signals.taskFinished(finished.runtimeRef !== null && this.runtimes.reaches(finished), checkedBack.pendingWaits);
     this.logger.log({ taskId: id, status: dto.status }, 'Agent checked back');
     void this.taskLogs.storeNow(finished);

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/commo
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { RUNTIME_BACKENDS, RuntimeBackend } from './runtime';
-import { runtimeKeyOf } from '../tasks/task.entity';
+import { runtimeKeyOf, TaskEntity } from '../tasks/task.entity';
 import { isFinal, TaskStatus } from '../tasks/task-state';
 import { RecentKeys } from '../../shared/state/recent-keys';
 
@@ -13,6 +13,9 @@ import { RecentKeys } from '../../shared/state/recent-keys';
 export type BeforeRemove = (backend: RuntimeBackend, taskId: string, ref: string, runtimeKey: string, knownFinal: boolean) => Promise<void>;
 /** Runs once an agent is stopped and removed, with its key in the runtime; `poolAgent` false when it was a task's own (cold) agent. */
 export type AfterRemove = (runtimeKey: string, poolAgent: boolean) => Promise<void>;
+
+/** Far more than the tasks that end within an agent's exit grace on one replica. */
+const ENDED_KEPT = 10_000;
 
 export interface AgentOfTask {
   taskId: string;
@@ -42,6 +45,13 @@ export class RuntimeRegistry implements OnApplicationShutdown {
    * runtime and writes the database again). Far more than a grace's worth of removals.
    */
   private readonly removed = new RecentKeys(10_000);
+  /**
+   * Tasks that ended here while their agents ran (a check-back), by the agent's key in its
+   * runtime, until the agent is removed: the runtime's report of its exit then needs no read
+   * of the task, whose row is final and so never changes again. Past ENDED_KEPT the report
+   * reads the task, as another replica's does.
+   */
+  private readonly endedHere = new Map<string, TaskEntity>();
   private beforeRemove: BeforeRemove = async () => undefined;
   private afterRemove: AfterRemove = async () => undefined;
 
@@ -68,6 +78,19 @@ export class RuntimeRegistry implements OnApplicationShutdown {
 
   get(name: string | null): RuntimeBackend | undefined {
     return name ? this.byName.get(name) : undefined;
+  }
+
+  /**
+   * A task that ended here (a final row), its agent still to be removed. Only an agent this
+   * replica removes is kept: its removal (at its exit, or after the grace) forgets it.
+   */
+  rememberEnded(task: TaskEntity): void {
+    if (task.runtimeRef && this.reaches(task) && this.endedHere.size < ENDED_KEPT) this.endedHere.set(runtimeKeyOf(task), task);
+  }
+
+  /** The task of the agent under `runtimeKey`, when it ended here and the agent is not yet removed. */
+  endedTask(runtimeKey: string): TaskEntity | undefined {
+    return this.endedHere.get(runtimeKey);
   }
 
   /** True when this replica may act on the agent: any Job, but only its own host-local agents. */
@@ -105,7 +128,11 @@ export class RuntimeRegistry implements OnApplicationShutdown {
    * started again, so the key cannot name a newer agent.
    */
   stopAndRemoveFinished(task: AgentOfTask): Promise<void> {
-    if (task.runtimeBackend && task.runtimeRef && this.removed.has(removedKey(task.runtimeBackend, task.runtimeRef, task.taskId))) return Promise.resolve();
+    if (task.runtimeBackend && task.runtimeRef && this.removed.has(removedKey(task.runtimeBackend, task.runtimeRef, task.taskId))) {
+      // Removed before the check-back was remembered: the removal after the grace forgets it.
+      this.endedHere.delete(runtimeKeyOf(task));
+      return Promise.resolve();
+    }
     return this.stopAndRemove(task);
   }
 
@@ -141,6 +168,8 @@ export class RuntimeRegistry implements OnApplicationShutdown {
       await this.afterRemove(runtimeKey, poolAgent).catch((error: unknown) => this.logger.warn({ taskId, err: error }, 'Could not record the agent removed'));
     } catch (error) {
       this.logger.warn({ taskId, err: error }, 'Could not stop or remove the agent');
+    } finally {
+      this.endedHere.delete(runtimeKey);
     }
   }
 }

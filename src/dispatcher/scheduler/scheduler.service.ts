@@ -313,7 +313,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   /** `runtimeKey`: the task id of a cold agent, the agent id of a pool agent (whose task, when it has one, is found through it). */
   private async onAgentState(runtimeKey: string, state: AgentState): Promise<void> {
     try {
-      const task = (await this.tasks.findById(runtimeKey)) ?? (await this.taskOfPoolAgent(runtimeKey, state));
+      const task = this.runtimes.endedTask(runtimeKey) ?? (await this.tasks.findById(runtimeKey)) ?? (await this.taskOfPoolAgent(runtimeKey, state));
       if (task) await this.apply(task, state);
     } catch (error) {
       this.logger.error({ taskId: runtimeKey, err: error }, 'Could not apply an agent state');
