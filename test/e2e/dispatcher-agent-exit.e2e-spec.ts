@@ -28,7 +28,7 @@ describe('an agent that exits after checking back here', () => {
     await receiver?.close();
   });
 
-  it('is removed without a read of its task, and the task is completed with its output stored', async () => {
+  it('is removed without a read of its task, and the task is completed with its output stored and its callback sent', async () => {
     const runtimes = system.dispatcher!.get(RuntimeRegistry);
     const request = makeTaskRequest({ brief_key: '', agent_image: 'agent-examples/echo' });
     request.callback_url = receiver.callbackUrl(request.task_id);
@@ -47,6 +47,11 @@ describe('an agent that exits after checking back here', () => {
     expect(sent.texts.slice(checkBack).filter((text) => READ_BY_ID.test(text))).toEqual([]);
     const task = (await taskApi(system).get(request.task_id)).body.data;
     expect(task).toMatchObject({ status: 'completed', exit_code: 0 });
-    expect(sent.texts.filter((text) => text.includes('logs_stored_at = now()'))).toHaveLength(1);
+    // The statement that records the stored output also takes the callback it lets go, which
+    // is then delivered, once: no round of the outbox had to claim it.
+    const stored = sent.texts.filter((text) => text.includes('logs_stored_at = now()'));
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatch(/UPDATE "dispatcher"\."callback_outbox" o SET .*claimed_by = \$3/s);
+    expect(receiver.callbacks().filter((callback) => callback.path.includes(request.task_id))).toHaveLength(1);
   });
 });

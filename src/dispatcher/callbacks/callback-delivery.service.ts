@@ -9,6 +9,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { CallbackTokenBox } from '../tasks/callback-token-box';
 import { SerialLoop } from '../../shared/loop/serial-loop';
+import { TaskLogs } from '../tasks/task-logs';
 import { TaskSignals } from '../tasks/task-signals';
 import { isRetryable, parseRetryAfter, retryDelayMs } from './backoff';
 import { CallbackPoster, PostOutcome } from './callback-poster';
@@ -121,6 +122,32 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     if (due.length === room) this.loop.kick();
   }
 
+  /**
+   * A final task's output is stored here: its callback is due. One statement records the
+   * store (`logs_stored_at`) and claims that callback as a round would (lease, attempt,
+   * claimant), and the attempt starts at once: the round the store used to wake, and its
+   * claim, are spared. With no room for another attempt, or the callback not due (another
+   * replica sends it, it waits out a backoff), only the store is recorded and a round looks.
+   */
+  async outputStored(taskId: string): Promise<void> {
+    const room = this.inFlight.size < MAX_IN_FLIGHT;
+    const due: DueCallback[] = await this.db.query(
+      `WITH stored AS (
+         UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1
+         RETURNING task_id, callback_url, callback_token_sealed, trace_parent, trace_state),
+       claimed AS (
+         UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1, claimed_by = $3
+         WHERE $4 AND EXISTS (SELECT 1 FROM stored)
+           AND o.id IN (SELECT due.id FROM ${OUTBOX} due WHERE due.task_id = $1 AND due.state = 'pending' AND due.next_attempt_at <= now()
+                        FOR UPDATE OF due SKIP LOCKED)
+         RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
+       SELECT c.*, s.callback_url, s.callback_token_sealed, s.trace_parent, s.trace_state FROM claimed c JOIN stored s ON s.task_id = c.task_id`,
+      [taskId, LEASE_SECONDS, this.config.dispatcherInstance, room],
+    );
+    for (const callback of due) this.start(callback);
+    if (due.length === 0) this.loop.kick();
+  }
+
   /** Callbacks waiting out a backoff after failed attempts (none being sent now) become due now. */
   private async retryWaiting(): Promise<void> {
     try {
@@ -197,5 +224,13 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
 
   private async record(id: string, assignments: string, params: unknown[] = []): Promise<void> {
     await this.db.query(`UPDATE ${OUTBOX} SET ${assignments} WHERE id = $1`, [id, ...params]);
+  }
+}
+
+/** Hands each task output stored here to the callback delivery (`CallbackDeliveryService.outputStored`). */
+@Injectable()
+export class DeliverWhenOutputStored {
+  constructor(taskLogs: TaskLogs, delivery: CallbackDeliveryService) {
+    taskLogs.onOutputStored((taskId) => delivery.outputStored(taskId));
   }
 }

@@ -14,6 +14,13 @@ import { runtimeKeyOf, TaskEntity } from './task.entity';
 
 /** Where a final task's output is kept; the retention sweep deletes it with the task. */
 export const logsKeyOf = (taskId: string): string => `logs/${taskId}.txt`;
+/**
+ * Records a final task's output as stored (`logs_stored_at`), which lets its callback go. The
+ * callback delivery replaces the plain UPDATE with one statement that also takes the callback
+ * to send (`CallbackDeliveryService.outputStored`).
+ */
+export type OutputStored = (taskId: string) => Promise<void>;
+
 /** A check-back's agent has this long to exit before its output so far is stored. */
 const CHECKBACK_STORE_AFTER_MS = 2000;
 /** A follower checks for new output this often. */
@@ -38,6 +45,10 @@ export class TaskLogs implements OnModuleInit {
   private readonly storing = new Map<string, Promise<void>>();
   /** Tasks whose final output this process stored lately: the check-back's later look at `logs_stored_at` is not needed for them. */
   private readonly storedHere = new RecentKeys(10_000);
+  private outputStored: OutputStored = async (taskId) => {
+    await this.db.query(`UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1`, [taskId]);
+    this.signals.deliver.next();
+  };
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -49,6 +60,11 @@ export class TaskLogs implements OnModuleInit {
 
   onModuleInit(): void {
     this.runtimes.onBeforeRemove((backend, taskId, ref, runtimeKey, knownFinal) => this.store(backend, taskId, ref, runtimeKey, knownFinal));
+  }
+
+  /** The callback delivery records each stored output itself (`OutputStored`). */
+  onOutputStored(record: OutputStored): void {
+    this.outputStored = record;
   }
 
   /**
@@ -75,9 +91,8 @@ export class TaskLogs implements OnModuleInit {
     }
     const text = await backend.logs(runtimeKey, ref).catch((error: unknown) => `(the agent's output could not be read: ${error instanceof Error ? error.message : String(error)})\n`);
     await this.storage.put(logsKeyOf(taskId), Buffer.from(text, 'utf8'), { contentType: 'text/plain; charset=utf-8' });
-    await this.db.query(`UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1`, [taskId]);
+    await this.outputStored(taskId);
     this.storedHere.add(taskId);
-    this.signals.deliver.next();
   }
 
   /**
