@@ -13,7 +13,8 @@ const FINAL_MOVE = /^WITH moved AS \(\s*UPDATE "dispatcher"\."tasks" SET status 
  * The runtime reports each agent's exit, and the dispatcher removes the agent once its task is
  * final. A task that ended here (its agent checked back to this replica) is final already, and
  * a final row never changes: its agent's exit is applied, and the agent removed, without
- * reading the task again.
+ * reading the task again. The statements of the rest of its life give back what the next step
+ * needs, so the task is read at most once in all (a progress report held back for its second).
  */
 describe('an agent that exits after checking back here', () => {
   let system: TestSystem;
@@ -28,7 +29,7 @@ describe('an agent that exits after checking back here', () => {
     await receiver?.close();
   });
 
-  it('is removed without a read of its task, and the task is completed with its output stored and its callback sent', async () => {
+  it('is removed without a read of its task, and the task is completed with its progress, its output stored and its callback sent', async () => {
     const runtimes = system.dispatcher!.get(RuntimeRegistry);
     const request = makeTaskRequest({ brief_key: '', agent_image: 'agent-examples/echo' });
     request.callback_url = receiver.callbackUrl(request.task_id);
@@ -41,10 +42,14 @@ describe('an agent that exits after checking back here', () => {
     } finally {
       sent.stop();
     }
-    // From the check-back's final move on (before it, progress reports read the task), no read of it.
+    // From the check-back's final move on, no read of the task. Before it, the agent's two
+    // progress reports are recorded by statements that give the live task back: only a report
+    // held back for its second may read whether the task has ended meanwhile.
     const checkBack = sent.texts.findIndex((text) => FINAL_MOVE.test(text));
     expect(checkBack).toBeGreaterThan(0);
     expect(sent.texts.slice(checkBack).filter((text) => READ_BY_ID.test(text))).toEqual([]);
+    expect(sent.texts.filter((text) => text.includes('SET progress_percentage'))).toHaveLength(2);
+    expect(sent.texts.slice(0, checkBack).filter((text) => READ_BY_ID.test(text)).length).toBeLessThanOrEqual(1);
     const task = (await taskApi(system).get(request.task_id)).body.data;
     expect(task).toMatchObject({ status: 'completed', exit_code: 0 });
     // The statement that records the stored output also takes the callback it lets go, which

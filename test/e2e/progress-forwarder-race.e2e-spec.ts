@@ -16,10 +16,10 @@ import { testEnv } from '../harness/system';
 jest.setTimeout(30_000);
 
 /**
- * Before a report is sent the forwarder reads the task (a report due after its end is left for
- * the final callback). A report that comes while that read is slow, as on a loaded database,
- * must still wait its second: the real repository and the controller stand-in, with the first
- * read held back until the second report is in.
+ * Before a report held back for its second is sent, the forwarder reads the task (a report due
+ * after its end is left for the final callback); one that goes at once does not. A report that
+ * comes while that read is slow, as on a loaded database, must still wait its second: the real
+ * repository and the controller stand-in, with the first read held back until the next report is in.
  */
 describe('progress forwarding while the task is being read', () => {
   let config: AppConfig;
@@ -60,18 +60,23 @@ describe('progress forwarding while the task is being read', () => {
     });
 
     const forwarder = new ProgressForwarder(new CallbackPoster(config), tokens, repository);
+    // The first report goes at once, on the task its statement found live: no read.
     forwarder.forward(task, { percentage: 10, message: 'first', data: {} });
-    await waitFor(async () => reads === 1, 5_000, 'the first report to be read for');
+    await waitFor(async () => receiver.progress().some((r) => r.body.percentage === 10), 5_000, 'the first report');
+    expect(reads).toBe(0);
+    // The next one is held back for its second, then read for.
     forwarder.forward(task, { percentage: 50, message: 'second', data: {} });
+    await waitFor(async () => reads === 1, 5_000, 'the held-back report to be read for');
+    forwarder.forward(task, { percentage: 90, message: 'third', data: {} });
     await new Promise((resolve) => setTimeout(resolve, 100));
     letFirstReadGo();
 
-    // The latest report wins: 50 goes out (the second report replaced the first before it was
-    // sent); whatever goes, never two within a second.
-    await waitFor(async () => receiver.progress().some((r) => r.body.percentage === 50), 5_000, 'the latest report');
+    // The latest report wins: 90 goes out (it replaced the second before that was sent);
+    // whatever goes, never two within a second.
+    await waitFor(async () => receiver.progress().some((r) => r.body.percentage === 90), 5_000, 'the latest report');
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     const reports = receiver.progress();
-    expect(reports.at(-1)!.body).toEqual({ percentage: 50, message: 'second', data: {} });
+    expect(reports.at(-1)!.body).toEqual({ percentage: 90, message: 'third', data: {} });
     for (let i = 1; i < reports.length; i += 1) expect(reports[i].at - reports[i - 1].at).toBeGreaterThanOrEqual(800);
   });
 });

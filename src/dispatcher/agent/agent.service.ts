@@ -63,10 +63,13 @@ export class AgentService {
     if (dto.data && Buffer.byteLength(JSON.stringify(dto.data)) > limit) {
       throw DomainError.invalid({ data: [`must be at most ${limit} bytes as JSON (AGENT_PROGRESS_DATA_MAX_BYTES)`] });
     }
-    const task = await this.openTask(key, dto.task_id);
+    // Like the check-in, the write is tried first and the task read only when it was not live.
+    const id = this.assertOpens(key, dto.task_id);
     const progress = { percentage: dto.percentage, message: dto.message ?? '', data: dto.data ?? {} };
-    if (!(await this.tasks.recordProgress(task.taskId, progress))) {
-      throw DomainError.conflict(`Task ${task.taskId} is ${task.status}; progress is no longer taken.`, { status: task.status });
+    const task = await this.tasks.recordProgress(id, progress);
+    if (!task) {
+      const current = await this.findTask(id);
+      throw DomainError.conflict(`Task ${id} is ${current.status}; progress is no longer taken.`, { status: current.status });
     }
     this.progressForwarder.forward(task, progress);
   }

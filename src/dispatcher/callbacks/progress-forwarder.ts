@@ -40,23 +40,27 @@ export class ProgressForwarder {
     private readonly tasks: TasksRepository,
   ) {}
 
+  /** `task`: as the statement that recorded the report on it (while it was live) returned it. */
   forward(task: TaskEntity, progress: { percentage: number; message: string; data: Record<string, unknown> }): void {
     this.forgetIdle();
     const pending = this.byTask.get(task.taskId) ?? { lastSentAt: 0 };
     this.byTask.set(task.taskId, pending);
     pending.next = { url: progressUrl(task.callbackUrl, task.taskId), sealedToken: task.callbackTokenSealed, body: JSON.stringify(progress) };
     if (pending.timer) return;
+    const wait = this.waitOf(pending);
     pending.timer = setTimeout(() => {
       pending.timer = undefined;
       // The send is decided now: a report that comes while the task is read waits its second
       // from here, not from the report before (it would otherwise go at once, right after).
       const previous = pending.lastSentAt;
       pending.lastSentAt = Date.now();
-      const sending = this.sendWhileRunning(task.taskId, pending, previous).finally(() => {
+      // A report that goes at once follows the statement that recorded it on the live task:
+      // only one held back for its second reads whether the task has ended meanwhile.
+      const sending = (wait === 0 ? this.send(task.taskId, pending) : this.sendWhileRunning(task.taskId, pending, previous)).finally(() => {
         if (pending.sending === sending) pending.sending = undefined;
       });
       pending.sending = sending;
-    }, this.waitOf(pending));
+    }, wait);
     pending.timer.unref();
   }
 

@@ -288,14 +288,14 @@ export class TasksRepository {
   }
 
   /** Records progress while the task is live; false once it is final. */
-  async recordProgress(taskId: string, progress: { percentage: number; message: string; data: Record<string, unknown> }): Promise<boolean> {
-    const rows = await runPrepared(
+  /** Keeps an agent's progress on a live task; the task as it is then, or null when it is not live (or not there). */
+  async recordProgress(taskId: string, progress: { percentage: number; message: string; data: Record<string, unknown> }): Promise<TaskEntity | null> {
+    return this.firstTask(await runPrepared(
       this.db,
       `UPDATE ${TASKS} SET progress_percentage = $2, progress_message = $3, progress_data = $4::jsonb, progress_updated_at = now()
-       WHERE task_id = $1 AND status = ANY($5) RETURNING task_id`,
+       WHERE task_id = $1 AND status = ANY($5) RETURNING ${this.columns}`,
       [taskId, progress.percentage, progress.message, JSON.stringify(progress.data), ACTIVE_STATUSES],
-    );
-    return rows.length > 0;
+    ));
   }
 
   /** The first row of a RETURNING answer as an entity, with the same value types a find gives. */
