@@ -29,6 +29,15 @@ const LEASE_SECONDS = 120;
  */
 const LOGS_WAIT_SECONDS = 30;
 
+/** A claim of outbox rows (`$2` the lease in seconds, `$3` the claimant): the rounds' and the stored output's alike. */
+const CLAIM_SET = 'next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1, claimed_by = $3';
+const CLAIMED_ROW = 'o.id, o.task_id, o.body, o.attempts, o.created_at';
+/** What an attempt needs of the callback's task, beside the claimed row. */
+const TASK_FIELDS = ['callback_url', 'callback_token_sealed', 'trace_parent', 'trace_state'];
+const taskFieldsOf = (alias: string): string => TASK_FIELDS.map((field) => `${alias}.${field}`).join(', ');
+const FROM_TASK = taskFieldsOf('t');
+const FROM_STORED = taskFieldsOf('s');
+
 interface DueCallback {
   id: string;
   task_id: string;
@@ -109,13 +118,13 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     }
     const due: DueCallback[] = await this.db.query(
       `WITH claimed AS (
-         UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1, claimed_by = $3
+         UPDATE ${OUTBOX} o SET ${CLAIM_SET}
          WHERE o.id IN (SELECT due.id FROM ${OUTBOX} due WHERE due.state = 'pending' AND due.next_attempt_at <= now()
                           AND (due.created_at < now() - make_interval(secs => $4) OR EXISTS (
                             SELECT 1 FROM "dispatcher"."tasks" w WHERE w.task_id = due.task_id AND (w.logs_stored_at IS NOT NULL OR w.runtime_ref IS NULL)))
                         ORDER BY due.next_attempt_at FOR UPDATE OF due SKIP LOCKED LIMIT $1)
-         RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
-       SELECT c.*, t.callback_url, t.callback_token_sealed, t.trace_parent, t.trace_state FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
+         RETURNING ${CLAIMED_ROW})
+       SELECT c.*, ${FROM_TASK} FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
       [room, LEASE_SECONDS, this.config.dispatcherInstance, LOGS_WAIT_SECONDS],
     );
     for (const callback of due) this.start(callback);
@@ -134,14 +143,14 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     const due: DueCallback[] = await this.db.query(
       `WITH stored AS (
          UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1
-         RETURNING task_id, callback_url, callback_token_sealed, trace_parent, trace_state),
+         RETURNING task_id, ${TASK_FIELDS.join(', ')}),
        claimed AS (
-         UPDATE ${OUTBOX} o SET next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1, claimed_by = $3
+         UPDATE ${OUTBOX} o SET ${CLAIM_SET}
          WHERE $4 AND EXISTS (SELECT 1 FROM stored)
            AND o.id IN (SELECT due.id FROM ${OUTBOX} due WHERE due.task_id = $1 AND due.state = 'pending' AND due.next_attempt_at <= now()
                         FOR UPDATE OF due SKIP LOCKED)
-         RETURNING o.id, o.task_id, o.body, o.attempts, o.created_at)
-       SELECT c.*, s.callback_url, s.callback_token_sealed, s.trace_parent, s.trace_state FROM claimed c JOIN stored s ON s.task_id = c.task_id`,
+         RETURNING ${CLAIMED_ROW})
+       SELECT c.*, ${FROM_STORED} FROM claimed c JOIN stored s ON s.task_id = c.task_id`,
       [taskId, LEASE_SECONDS, this.config.dispatcherInstance, room],
     );
     for (const callback of due) this.start(callback);

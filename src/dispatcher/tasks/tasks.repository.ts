@@ -20,6 +20,9 @@ export interface SubmittedAgent {
   runtimeOwner: string | null;
   poolAgentId: string | null;
 }
+/** Whether a task waits to be started: asked by the start loop's look and by a check-back's final move. */
+const PENDING_WAITS = `EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending')`;
+
 /** Serialises capacity claims across replicas (any fixed number both sides agree on). */
 const CLAIM_LOCK = 710_000_001;
 
@@ -146,7 +149,7 @@ export class TasksRepository {
        queued AS (
          INSERT INTO "dispatcher"."callback_outbox" (task_id, body, state, attempts, next_attempt_at)
          SELECT task_id, $8, 'pending', 0, now() FROM moved ON CONFLICT DO NOTHING)
-       SELECT moved.*, EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending') AS pending_waits FROM moved`,
+       SELECT moved.*, ${PENDING_WAITS} AS pending_waits FROM moved`,
       [taskId, to, outcome.exitCode, outcome.resultKey, resultMetadata === null ? null : JSON.stringify(resultMetadata), outcome.errorMessage, sourcesOf(to), body],
     );
     const task = this.firstTask(rows);
@@ -177,7 +180,7 @@ export class TasksRepository {
   async hasClaimable(capacity: number): Promise<boolean> {
     const [row] = await runPrepared<{ claimable: boolean }>(
       this.db,
-      `SELECT EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending')
+      `SELECT ${PENDING_WAITS}
               AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1 AS claimable`,
       [capacity, ACTIVE_STATUSES],
     );
