@@ -1,5 +1,6 @@
 import { requestContext } from '../logging/request-context';
-import { agentTraceEnv, carrierOf, currentCarrier, forwardedTraceHeaders, logTraceFields, traceColumns, traceIdOf } from './trace-context';
+import { context, trace } from '@opentelemetry/api';
+import { agentTraceEnv, carrierOf, currentCarrier, forwardedTraceHeaders, inSpan, inTaskSpan, linkTo, logTraceFields, outsideTraces, traceColumns, traceIdOf } from './trace-context';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 
@@ -31,6 +32,24 @@ describe('with no SDK running', () => {
     expect(currentCarrier()).toBeNull();
     expect(traceColumns()).toEqual({ traceParent: null, traceState: null });
     expect(forwardedTraceHeaders()).toEqual({});
+  });
+
+  it('runs span work once, as it is, with a span that records nothing, and links to nothing', async () => {
+    const seen: boolean[] = [];
+    await expect(inTaskSpan('start agent', { traceparent: TRACEPARENT }, {}, async (span) => {
+      seen.push(span.isRecording());
+      span.setAttribute('task.id', 'x');
+      expect(trace.getActiveSpan()).toBeUndefined();
+      return 'done';
+    })).resolves.toBe('done');
+    await expect(inSpan('close task', {}, async () => {
+      throw new Error('refused');
+    })).rejects.toThrow('refused');
+    expect(seen).toEqual([false]);
+    expect(linkTo({ traceparent: TRACEPARENT })).toBeNull();
+    expect(outsideTraces(() => context.active())).toBe(context.active());
+    const carried = await requestContext.run({ incomingTrace: { traceparent: TRACEPARENT } }, () => inTaskSpan('send callback', null, {}, async () => currentCarrier()));
+    expect(carried).toEqual({ traceparent: TRACEPARENT });
   });
 
   it('gives the trace id of a stored traceparent', () => {

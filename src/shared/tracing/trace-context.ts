@@ -1,4 +1,4 @@
-import { Attributes, context, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
+import { Attributes, context, INVALID_SPAN_CONTEXT, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
 import { requestContext } from '../logging/request-context';
 import { tracingStarted } from './sdk';
 
@@ -33,6 +33,7 @@ export function traceIdOf(traceparent: string | null | undefined): string | null
  * agent and the task view when this process exports nothing.
  */
 export function currentCarrier(): TraceCarrier | null {
+  if (!tracingStarted()) return requestContext.getStore()?.incomingTrace ?? null;
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrierOf(carrier.traceparent, carrier.tracestate) ?? requestContext.getStore()?.incomingTrace ?? null;
@@ -77,22 +78,30 @@ export interface TaskSpanOptions {
 }
 
 /**
+ * What a span's work is given when tracing is off: the API's own non-recording span, made once.
+ * Without an SDK the API would make one per call, and a context to hold it, for nothing.
+ */
+const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
+
+/**
  * Runs `work` in a span of the task's own trace (its stored context is the parent), whatever
  * context the caller runs in: a loop's round serves many tasks, each in its own trace.
  */
 export function inTaskSpan<T>(name: string, parent: TraceCarrier | null, options: TaskSpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  if (!tracingStarted()) return work(UNTRACED);
   const parentContext = parent ? propagation.extract(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
   return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parentContext, (span) => endingSpan(span, work));
 }
 
 /** Runs `work` in a child span of the active one. */
 export function inSpan<T>(name: string, options: TaskSpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+  if (!tracingStarted()) return work(UNTRACED);
   return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, (span) => endingSpan(span, work));
 }
 
 /** A link to a stored context (the request that stored a task), for a span serving many tasks. */
 export function linkTo(carrier: TraceCarrier | null, attributes?: Attributes): Link | null {
-  if (!carrier) return null;
+  if (!carrier || !tracingStarted()) return null;
   const spanContext = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, carrier));
   return spanContext ? { context: spanContext, attributes } : null;
 }
@@ -111,6 +120,7 @@ async function endingSpan<T>(span: Span, work: (span: Span) => Promise<T>): Prom
 
 /** The active span's ids for a log line, when a sampled or recording span is active. */
 export function logTraceFields(): { trace_id: string; span_id: string } | undefined {
+  if (!tracingStarted()) return undefined;
   const spanContext = trace.getSpanContext(context.active());
   if (!spanContext || spanContext.traceId === ZERO_TRACE) return undefined;
   return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
@@ -123,5 +133,6 @@ export function logTraceFields(): { trace_id: string; span_id: string } | undefi
  * spans are then not recorded at all (`requireParentSpan`).
  */
 export function outsideTraces<T>(work: () => T): T {
+  if (!tracingStarted()) return work();
   return context.with(ROOT_CONTEXT, work);
 }
