@@ -1,5 +1,6 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { hideReservedKeys, restoreReservedKeys } from '../validation/reserved-keys';
+import { keepRuleLookups } from '../validation/rule-lookup';
 import { DomainError, FieldErrors } from './domain-error';
 
 /** Flattens class-validator errors into `{"runtime_target.type": ["..."]}`. */
@@ -27,6 +28,7 @@ class BodyValidationPipe extends ValidationPipe {
 const VALIDATOR_OPTIONS = { whitelist: true, forbidUnknownValues: false } as const;
 
 export function createValidationPipe(): ValidationPipe {
+  keepRuleLookups();
   return new BodyValidationPipe({
     ...VALIDATOR_OPTIONS,
     transform: true,
