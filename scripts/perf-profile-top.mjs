@@ -8,7 +8,7 @@
 // are `(no js)` with their top native or kernel symbol.
 //
 //   node --perf-basic-prof dist/src/main.js ...        (the server; BENCH_SERVER_NODE_ARGS='--perf-basic-prof' for a bench)
-//   perf record -F 499 -g -p <pid> -o /tmp/perf.data -- sleep 30
+//   perf record -F 499 -g -p <pid> -o /tmp/perf.data -- sleep 30   (perf: Debian's linux-perf package)
 //   perf script -i /tmp/perf.data --tid <pid> > /tmp/perf.txt
 //   node scripts/perf-profile-top.mjs /tmp/perf.txt <pid> [from seconds] [to seconds] [inclusive rows=60]
 import { readFileSync } from 'node:fs';
