@@ -10,10 +10,12 @@ describe('Passport strategies, one set per app', () => {
   let first: TestSystem;
   let second: TestSystem;
 
+  // Two whole systems booted one after the other: on a loaded two-core machine (a full CI run,
+  // another suite's replicas beside it) that took more than the 60 s default once.
   beforeAll(async () => {
     first = await startTestSystem();
     second = await startTestSystem();
-  });
+  }, 120_000);
   afterAll(async () => {
     await first?.close();
     await second?.close();
