@@ -29,10 +29,14 @@ describe('the tasks of a lost replica, by backend', () => {
 
   it('fails the host-local task and leaves the Job running', async () => {
     const [local, job] = [await runningTask(), await runningTask()];
-    // As a replica that went silent a minute ago leaves them: one process agent, one Job.
+    // As a replica that went silent a minute ago leaves them: one process agent, one Job. One
+    // transaction, so the reaper never sees the Job's task half made (owned by the lost replica
+    // but still marked host-local).
+    await bench.db.query('BEGIN');
     await bench.db.query(`INSERT INTO dispatcher.replicas (instance, host_local_backends, last_seen) VALUES ('gone-host', '{local}', now() - interval '1 minute')`);
     await bench.db.query(`UPDATE dispatcher.tasks SET runtime_owner = 'gone-host' WHERE task_id = ANY($1)`, [[local, job]]);
     await bench.db.query(`UPDATE dispatcher.tasks SET runtime_backend = 'kubernetes', runtime_type = 'kubernetes' WHERE task_id = $1`, [job]);
+    await bench.db.query('COMMIT');
 
     const failed = await waitForStatus(bench.system, local, ['failed'], 20_000);
     expect(failed.error_message).toContain('"gone-host"');
