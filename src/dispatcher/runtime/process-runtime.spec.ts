@@ -1,8 +1,11 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { ProcessRuntime } from './process-runtime';
 import { AgentSpec, AgentState } from './runtime';
+import { SpawnerClient } from './spawner-client';
+import { SpawnerRequest } from './spawner-protocol';
 import { DEFAULT_AGENT_ISOLATION } from '../../shared/task-protocol/isolation';
 
 // The spawner runs from dist/ (dist/src/dispatcher/runtime/process-spawner.js): `npm run build` first.
@@ -94,6 +97,52 @@ describe('the process engine', () => {
     await runtime.close();
   });
 
+  it('stops and removes an agent that already ended with one request each, and the removal takes its exit file', async () => {
+    const { runtime, dataDir } = makeRuntime();
+    const agent = spec('test/hello');
+    const exited = nextExit(runtime, agent.taskId);
+    const ref = await runtime.submit(agent);
+    await exited;
+    const exitFile = path.join(dataDir, 'agent-logs', `${agent.taskId}.exit`);
+    expect(existsSync(exitFile)).toBe(true);
+    const requests = spawnerRequests(runtime);
+    await runtime.stop(agent.taskId, ref);
+    await runtime.remove(agent.taskId, ref);
+    expect(requests.map((request) => request.op)).toEqual(['stop', 'forget']);
+    expect(existsSync(exitFile)).toBe(false);
+    expect(await runtime.logs(agent.taskId, ref)).toBe('hello agent\n');
+    await runtime.close();
+  });
+
+  it('stops only the process its ref names: another of the task\'s pid is not the spawner\'s agent', async () => {
+    const { runtime } = makeRuntime();
+    const agent = spec('test/sleep');
+    const ref = await runtime.submit(agent);
+    const stranger = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const strangerEnded = new Promise((resolve) => stranger.once('exit', (_code, signal) => resolve(signal)));
+    await runtime.stop(agent.taskId, String(stranger.pid));
+    expect(await strangerEnded).toBe('SIGTERM');
+    expect(await runtime.status(agent.taskId, ref)).toEqual({ phase: 'running' });
+    await runtime.stop(agent.taskId, ref);
+    expect(await runtime.status(agent.taskId, ref)).toEqual({ phase: 'exited', exitCode: 143 });
+    await runtime.close();
+  });
+
+  it('stops an agent through a spawner of an older build, whose stop answers no agents', async () => {
+    const { runtime } = makeRuntime();
+    const agent = spec('test/sleep');
+    const ref = await runtime.submit(agent);
+    const client = (runtime as unknown as { spawner: SpawnerClient }).spawner;
+    const request = client.request.bind(client);
+    jest.spyOn(client, 'request').mockImplementation(async (sent) => {
+      const answer = await request(sent);
+      return sent.op === 'stop' ? { id: answer.id, ok: true } : answer;
+    });
+    await runtime.stop(agent.taskId, ref);
+    expect(await runtime.status(agent.taskId, ref)).toEqual({ phase: 'exited', exitCode: 143 });
+    await runtime.close();
+  });
+
   it('starts agents from a spawner of their own, which they and it outlive the runtime, and which a new runtime finds again', async () => {
     const { runtime, dataDir } = makeRuntime();
     const agent = spec('test/sleep');
@@ -138,6 +187,18 @@ describe('the process engine', () => {
     await later.close();
   });
 });
+
+/** Records the requests the runtime sends its spawner from now on; they still go to it. */
+function spawnerRequests(runtime: ProcessRuntime): SpawnerRequest[] {
+  const client = (runtime as unknown as { spawner: SpawnerClient }).spawner;
+  const request = client.request.bind(client);
+  const sent: SpawnerRequest[] = [];
+  jest.spyOn(client, 'request').mockImplementation((next) => {
+    sent.push(next);
+    return request(next);
+  });
+  return sent;
+}
 
 /** The parent process id, from /proc (the command name may hold spaces and parentheses). */
 function parentOf(pid: number): number {

@@ -98,23 +98,31 @@ export class ProcessRuntime implements RuntimeBackend {
     });
   }
 
-  /** The spawner sends SIGTERM, then SIGKILL after 10 s; this waits for the end. */
+  /**
+   * The spawner sends SIGTERM, then SIGKILL after 10 s; this waits for the end. One request when
+   * the agent has already ended, as it has at the end of most task lives.
+   */
   async stop(taskId: string, ref: string): Promise<void> {
     const pid = Number(ref);
-    const known = await this.known(taskId, pid);
-    if (!known) {
-      await stopPid(pid);
+    // Listened for before the request: an exit pushed while it is under way is not missed.
+    let { exit, cancel } = this.nextExit(taskId);
+    const answer = await this.spawner.request({ op: 'stop', taskId, pid });
+    const known = answer.agents ? answer.agents.find((agent) => agent.pid === pid) : await this.known(taskId, pid);
+    if (!known || known.exitCode !== undefined) {
+      cancel();
+      if (!known) await stopPid(pid);
       return;
     }
-    if (known.exitCode !== undefined) return;
-    let exit = this.nextExit(taskId);
-    await this.spawner.request({ op: 'stop', taskId });
     for (;;) {
       await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, STOP_POLL_MS))]);
-      exit = this.nextExit(taskId);
+      cancel();
+      ({ exit, cancel } = this.nextExit(taskId));
       const now = await this.known(taskId, pid);
-      if (!now) return stopPid(pid);
-      if (now.exitCode !== undefined) return;
+      if (!now || now.exitCode !== undefined) {
+        cancel();
+        if (!now) await stopPid(pid);
+        return;
+      }
     }
   }
 
@@ -134,14 +142,13 @@ export class ProcessRuntime implements RuntimeBackend {
     return lastLines(readTail(file, OUTPUT_LIMIT).toString('utf8'), tail);
   }
 
-  /** Forgets an ended agent: its record in the spawner and its exit file (the log stays for the logs endpoint). */
+  /**
+   * Forgets an ended agent: the spawner drops its record and its exit file, whichever spawner
+   * wrote that (the log stays for the logs endpoint).
+   */
   async remove(taskId: string, _ref?: string): Promise<void> {
     this.exitWaiters.delete(taskId);
     await this.spawner.request({ op: 'forget', taskId });
-    // One unlink (rm's force looks the path up first): the exit file is a plain file, or gone.
-    if (!(await this.known(taskId))) await fs.unlink(exitFileOf(this.logDir, taskId)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'ENOENT') throw error;
-    });
   }
 
   async listManaged(): Promise<ManagedAgent[]> {
@@ -170,8 +177,20 @@ export class ProcessRuntime implements RuntimeBackend {
     return agents.find((agent) => pid === undefined || agent.pid === pid);
   }
 
-  private nextExit(taskId: string): Promise<void> {
-    return new Promise((resolve) => this.exitWaiters.set(taskId, [...(this.exitWaiters.get(taskId) ?? []), resolve]));
+  /** The next exit of the task's agent pushed by the spawner, and a way to stop waiting for it. */
+  private nextExit(taskId: string): { exit: Promise<void>; cancel: () => void } {
+    let waiter!: () => void;
+    const exit = new Promise<void>((resolve) => {
+      waiter = resolve;
+      this.exitWaiters.set(taskId, [...(this.exitWaiters.get(taskId) ?? []), resolve]);
+    });
+    // Drops this waiter only: a concurrent stop of the same task keeps its own.
+    const cancel = () => {
+      const waiters = (this.exitWaiters.get(taskId) ?? []).filter((resolve) => resolve !== waiter);
+      if (waiters.length > 0) this.exitWaiters.set(taskId, waiters);
+      else this.exitWaiters.delete(taskId);
+    };
+    return { exit, cancel };
   }
 
   private exited(agent: SpawnedAgent): void {

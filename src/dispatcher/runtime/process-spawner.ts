@@ -145,9 +145,13 @@ export class Spawner {
     switch (request.op) {
       case 'spawn':
         return { pid: await this.spawn(request) };
-      case 'stop':
+      case 'stop': {
+        const agent = this.agents.get(request.taskId);
+        if (!agent || (request.pid !== undefined && agent.pid !== request.pid)) return { agents: [] };
+        const before = recordOf(agent);
         this.stop(request.taskId);
-        return {};
+        return { agents: [before] };
+      }
       case 'list':
         return { agents: [...this.agents.values()].map(recordOf) };
       case 'get': {

@@ -28,12 +28,20 @@ export const IDLE_NICE = 19;
 
 export type SpawnerRequest =
   | SpawnRequest
-  /** SIGTERM, then SIGKILL after the grace, done by the spawner so a stop survives its dispatcher. */
-  | { op: 'stop'; taskId: string }
+  /**
+   * SIGTERM, then SIGKILL after the grace, done by the spawner so a stop survives its dispatcher.
+   * Only the agent of `pid` when one is given. `agents` answers as `get` does, read before the
+   * signal: the agent running, already ended, or unknown here (a spawner of an older build
+   * answers no `agents`).
+   */
+  | { op: 'stop'; taskId: string; pid?: number }
   | { op: 'list' }
   /** The one agent of a task, when this spawner knows it: `agents` holds it or is empty. */
   | { op: 'get'; taskId: string }
-  /** Drops an exited agent's record and its exit file: its task is final and its output stored. */
+  /**
+   * Drops an ended agent's record and its exit file (also the file of an agent this spawner never
+   * knew, written by one before it): its task is final and its output stored. A running agent's are kept.
+   */
   | { op: 'forget'; taskId: string }
   /** A warm pool's agent has its task: it runs at the spawner's own priority again. */
   | { op: 'claim'; taskId: string };
