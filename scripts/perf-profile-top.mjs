@@ -15,7 +15,7 @@ import { readFileSync } from 'node:fs';
 
 const [file, tid, from = '0', to = '1e9', inclusiveRows = '60'] = process.argv.slice(2);
 if (!file || !tid) throw new Error('usage: perf-profile-top.mjs <perf script output> <thread id> [from s] [to s] [inclusive rows]');
-const HEADER = /^\s*\S+\s+(\d+)(?:\/(\d+))?\s+\[\d+\]\s+([\d.]+):/;
+const HEADER = /^\s*\S+\s+(\d+)(?:\/(\d+))?(?:\s+\[\d+\])?\s+([\d.]+):/;
 const frameName = (line) => line.trim().split(' ').slice(1).join(' ');
 const clean = (frame) => frame.replace(/\+0x[0-9a-f]+ .*$/, '').replace(/^JS:[*^~+]?/, '');
 function packageOf(frame) {
