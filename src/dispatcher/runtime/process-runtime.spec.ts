@@ -143,6 +143,23 @@ describe('the process engine', () => {
     await runtime.close();
   });
 
+  it('answers a request sent behind a burst of spawns before the burst is done', async () => {
+    const { runtime } = makeRuntime();
+    const first = spec('test/sleep');
+    const firstRef = await runtime.submit(first);
+    const spawnerPid = parentOf(Number(firstRef));
+    const burst = Array.from({ length: 20 }, () => spec('test/sleep'));
+    const spawned = burst.map((agent) => runtime.submit(agent));
+    await new Promise((resolve) => setImmediate(resolve)); // the spawn requests are written first
+    expect(await runtime.status(first.taskId, firstRef)).toEqual({ phase: 'running' });
+    // Answered while most of the burst is still to be started (all twenty were, before the answer, when spawns ran back to back).
+    expect(childrenOf(spawnerPid).length).toBeLessThan(11);
+    const refs = await Promise.all(spawned);
+    expect(childrenOf(spawnerPid).length).toBe(21);
+    await Promise.all([first, ...burst].map((agent, index) => runtime.stop(agent.taskId, [firstRef, ...refs][index])));
+    await runtime.close();
+  });
+
   it('starts agents from a spawner of their own, which they and it outlive the runtime, and which a new runtime finds again', async () => {
     const { runtime, dataDir } = makeRuntime();
     const agent = spec('test/sleep');
@@ -198,6 +215,11 @@ function spawnerRequests(runtime: ProcessRuntime): SpawnerRequest[] {
     return request(next);
   });
   return sent;
+}
+
+/** The live children of `pid`, read in one go from /proc (the spawner goes on forking meanwhile). */
+function childrenOf(pid: number): number[] {
+  return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).map(Number);
 }
 
 /** The parent process id, from /proc (the command name may hold spaces and parentheses). */
