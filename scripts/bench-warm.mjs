@@ -70,7 +70,7 @@ async function startReceiver() {
     request.on('end', () => {
       const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {};
       if (request.url === '/report') {
-        Object.assign(event(body.task_id), { checkedIn: body.t, claimed: body.claimed, mainThread: body.main_thread });
+        Object.assign(event(body.task_id), { checkedIn: body.t, claimed: body.claimed, mainThread: body.main_thread, claimThread: body.claim_thread });
         waiters.get(`${body.task_id}/report`)?.();
       }
       const finished = /^\/callback\/([0-9a-f-]{36})$/.exec(request.url ?? '')?.[1];
@@ -360,7 +360,8 @@ async function pacedAt(count, start) {
  * dispatcher's, the task claimed by its start loop, the task given to a pool agent (each row's
  * time as PostgreSQL stamped it, on the same clock: its statement's or transaction's start), the
  * agent's claim answer and its check-in answer (as it saw them), and what the agent's main
- * thread did between those two: time on a core against time runnable but waiting for one.
+ * thread did between those two and over its claim's long poll: time on a core against time
+ * runnable but waiting for one.
  */
 async function warmStages(databaseUrl, figures, receiver, { controller }) {
   const client = new pg.Client({ connectionString: databaseUrl });
@@ -380,7 +381,9 @@ async function warmStages(databaseUrl, figures, receiver, { controller }) {
     const at = new Map(rows.map((row) => [row.guid, { stored: onClock(row.stored), dispatcher: onClock(row.dispatcher), given: onClock(row.given), claimed: onClock(row.claimed) }]));
     const stage = (of) => ms(percentile(figures.tasks.filter((task) => at.has(task.guid)).map((task) => of(task, at.get(task.guid), receiver.events.get(task.guid))), 50));
     const threads = figures.tasks.map((task) => receiver.events.get(task.guid).mainThread).filter(Boolean);
-    const thread = threads.length ? `; the agent's main thread from claim to check-in answer: ${ms(percentile(threads.map((t) => t.on_core_ms), 50))} on a core, ${ms(percentile(threads.map((t) => t.waiting_ms), 50))} waiting for one` : '';
+    const claimThreads = figures.tasks.map((task) => receiver.events.get(task.guid).claimThread).filter(Boolean);
+    const thread = (threads.length ? `; the agent's main thread from claim to check-in answer: ${ms(percentile(threads.map((t) => t.on_core_ms), 50))} on a core, ${ms(percentile(threads.map((t) => t.waiting_ms), 50))} waiting for one` : '')
+      + (claimThreads.length ? `; over its claim's long poll: ${ms(percentile(claimThreads.map((t) => t.on_core_ms), 50))} on a core, ${ms(percentile(claimThreads.map((t) => t.waiting_ms), 50))} waiting for one` : '');
     const toDispatcher = controller
       ? `POST -> controller's row ${stage((task, row) => row.stored - task.t0)}, -> dispatcher's row ${stage((task, row) => row.dispatcher - row.stored)}`
       : `POST -> dispatcher's row ${stage((task, row) => row.dispatcher - task.t0)}`;
