@@ -1,5 +1,6 @@
 import { embeddedDispatcherCredential, usesEmbeddedDispatcherClient } from '../../shared/auth/embedded-dispatcher-client';
 import { AppConfig } from '../../shared/config/config';
+import { withDeadline } from '../../shared/http/deadline';
 
 export type ControllerCredential =
   | { kind: 'token'; token: string }
@@ -44,15 +45,13 @@ export class ControllerClient {
   constructor(private readonly target: ControllerTarget) {}
 
   async post<T>(path: string, body: unknown): Promise<T> {
-    const response = await fetch(`${this.target.url}${path}`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Authorization: await this.authorization() },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    const authorization = await this.authorization();
+    const { status, ok, text } = await withDeadline(REQUEST_TIMEOUT_MS, async (signal) => {
+      const response = await fetch(`${this.target.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: authorization }, body: JSON.stringify(body), signal });
+      return { status: response.status, ok: response.ok, text: await response.text() };
     });
-    const text = await response.text();
-    if (response.status === 401) this.accessToken = undefined;
-    if (!response.ok) throw new ControllerError(response.status, path);
+    if (status === 401) this.accessToken = undefined;
+    if (!ok) throw new ControllerError(status, path);
     return (text ? JSON.parse(text) : {}) as T;
   }
 
@@ -60,19 +59,16 @@ export class ControllerClient {
     const credential = this.target.credential;
     if (credential.kind === 'token') return `Token ${credential.token}`;
     if (!this.accessToken || this.accessToken.expiresAt <= Date.now()) {
-      const response = await fetch(`${this.target.url}/api/v1/oauth/token/`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'client_credentials',
-          client_id: credential.clientId,
-          client_secret: credential.clientSecret,
-          scope: 'dispatchers:write',
-        }).toString(),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      const token = await withDeadline(REQUEST_TIMEOUT_MS, async (signal) => {
+        const response = await fetch(`${this.target.url}/api/v1/oauth/token/`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credential.clientId, client_secret: credential.clientSecret, scope: 'dispatchers:write' }).toString(),
+          signal,
+        });
+        if (!response.ok) throw new ControllerError(response.status, '/api/v1/oauth/token/');
+        return (await response.json()) as { access_token: string; expires_in?: number };
       });
-      if (!response.ok) throw new ControllerError(response.status, '/api/v1/oauth/token/');
-      const token = (await response.json()) as { access_token: string; expires_in?: number };
       // Renewed a little before it expires, so a heartbeat never carries a dead token.
       this.accessToken = { value: token.access_token, expiresAt: Date.now() + Math.max(0, (token.expires_in ?? 300) - 30) * 1000 };
     }

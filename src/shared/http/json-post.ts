@@ -1,5 +1,6 @@
 import { Agent, request } from 'undici';
 import { inClientSpan } from '../tracing/http-spans';
+import { withDeadline } from './deadline';
 
 /** What the other side answered: its status, the headers asked for, and the body as text. */
 export interface PostAnswer {
@@ -26,17 +27,13 @@ export function postJson(url: string, body: string, headers: Record<string, stri
   return inClientSpan('POST', url, headers, failureOf, (traced) => send(url, body, traced, timeoutMs));
 }
 
-async function send(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<PostAnswer> {
-  const answer = await request(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-    dispatcher: connections,
-    signal: AbortSignal.timeout(timeoutMs),
+function send(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<PostAnswer> {
+  return withDeadline(timeoutMs, async (signal) => {
+    const answer = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, dispatcher: connections, signal });
+    const text = await answer.body.text().catch(() => '');
+    const retryAfter = answer.headers['retry-after'];
+    return { status: answer.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : (retryAfter ?? null), text };
   });
-  const text = await answer.body.text().catch(() => '');
-  const retryAfter = answer.headers['retry-after'];
-  return { status: answer.statusCode, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : (retryAfter ?? null), text };
 }
 
 /** Why no answer came, in a word an operator can search for: the socket error's code (ECONNREFUSED), else the error's name (TimeoutError). */
