@@ -5,6 +5,18 @@ export function perTaskAgentKey(agentKey: string, taskId: string): string {
   return createHmac('sha256', agentKey).update(taskId).digest('hex');
 }
 
+/** What every key derived from AGENT_KEY looks like (a task's, a pool's): a public format, so testing it leaks nothing. */
+export const DERIVED_KEY = /^[0-9a-f]{64}$/;
+
+/**
+ * Whether `given` is the derived key `expected`: both of the same public length, so one
+ * constant-time compare of their bytes, without hashing either (`secretsEqual` hashes both to
+ * hide a secret's length: two HMACs on every agent request).
+ */
+export function derivedKeyMatches(given: string, expected: string): boolean {
+  return DERIVED_KEY.test(given) && timingSafeEqual(Buffer.from(given, 'latin1'), Buffer.from(expected, 'latin1'));
+}
+
 /** Compares two secrets in constant time (unequal lengths are unequal, without a shortcut on content). */
 export function secretsEqual(given: string, expected: string): boolean {
   const a = createHmac('sha256', 'compare').update(given).digest();

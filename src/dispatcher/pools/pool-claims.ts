@@ -4,7 +4,7 @@ import { APP_CONFIG } from '../../shared/config/config.module';
 import { PgListener } from '../../shared/database/pg-listener';
 import { DomainError } from '../../shared/errors/domain-error';
 import { AGENT_KEY_CHALLENGE } from '../auth/agent-auth';
-import { perTaskAgentKey, secretsEqual } from '../auth/agent-keys';
+import { DERIVED_KEY, derivedKeyMatches, perTaskAgentKey, secretsEqual } from '../auth/agent-keys';
 import { poolAgentKey } from './pool-keys';
 import { PoolsRepository } from './pools.repository';
 
@@ -77,8 +77,8 @@ export class PoolClaims implements OnApplicationBootstrap, OnApplicationShutdown
 
   private assertPoolKey(key: string, pool: string): void {
     if (!this.config.warmPools.some((candidate) => candidate.name === pool)) throw DomainError.notFound(`Warm pool ${pool}`);
-    if (secretsEqual(key, poolAgentKey(this.config.agentKey, pool))) return;
-    if (/^[0-9a-f]{64}$/.test(key) || secretsEqual(key, this.config.agentKey)) {
+    if (derivedKeyMatches(key, poolAgentKey(this.config.agentKey, pool))) return;
+    if (DERIVED_KEY.test(key) || secretsEqual(key, this.config.agentKey)) {
       throw new DomainError('permission_denied', `X-Agent-Key is not the key of pool ${pool}.`);
     }
     throw new DomainError('authentication_failed', 'X-Agent-Key is not valid.', { headers: AGENT_KEY_CHALLENGE });
