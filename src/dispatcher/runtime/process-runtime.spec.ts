@@ -115,32 +115,19 @@ describe('the process engine', () => {
   });
 
   it('stops only the process its ref names: another of the task\'s pid is not the spawner\'s agent', async () => {
-    const { runtime } = makeRuntime();
-    const agent = spec('test/sleep');
-    const ref = await runtime.submit(agent);
+    const { runtime, agent, ref } = await runningSleeper();
     const stranger = spawn('sleep', ['30'], { stdio: 'ignore' });
     const strangerEnded = new Promise((resolve) => stranger.once('exit', (_code, signal) => resolve(signal)));
     await runtime.stop(agent.taskId, String(stranger.pid));
     expect(await strangerEnded).toBe('SIGTERM');
     expect(await runtime.status(agent.taskId, ref)).toEqual({ phase: 'running' });
-    await runtime.stop(agent.taskId, ref);
-    expect(await runtime.status(agent.taskId, ref)).toEqual({ phase: 'exited', exitCode: 143 });
-    await runtime.close();
+    await stopsWithSigterm(runtime, agent.taskId, ref);
   });
 
   it('stops an agent through a spawner of an older build, whose stop answers no agents', async () => {
-    const { runtime } = makeRuntime();
-    const agent = spec('test/sleep');
-    const ref = await runtime.submit(agent);
-    const client = (runtime as unknown as { spawner: SpawnerClient }).spawner;
-    const request = client.request.bind(client);
-    jest.spyOn(client, 'request').mockImplementation(async (sent) => {
-      const answer = await request(sent);
-      return sent.op === 'stop' ? { id: answer.id, ok: true } : answer;
-    });
-    await runtime.stop(agent.taskId, ref);
-    expect(await runtime.status(agent.taskId, ref)).toEqual({ phase: 'exited', exitCode: 143 });
-    await runtime.close();
+    const { runtime, agent, ref } = await runningSleeper();
+    spawnerRequests(runtime, (sent, answer) => (sent.op === 'stop' ? { id: answer.id, ok: true } : answer));
+    await stopsWithSigterm(runtime, agent.taskId, ref);
   });
 
   it('answers a request sent behind a burst of spawns before the burst is done', async () => {
@@ -205,14 +192,30 @@ describe('the process engine', () => {
   });
 });
 
-/** Records the requests the runtime sends its spawner from now on; they still go to it. */
-function spawnerRequests(runtime: ProcessRuntime): SpawnerRequest[] {
+/** A runtime of its own with one agent running for 30 s. */
+async function runningSleeper(): Promise<{ runtime: ProcessRuntime; agent: AgentSpec; ref: string }> {
+  const { runtime } = makeRuntime();
+  const agent = spec('test/sleep');
+  return { runtime, agent, ref: await runtime.submit(agent) };
+}
+
+/** Stops the agent, which ends by SIGTERM (143), and closes the runtime. */
+async function stopsWithSigterm(runtime: ProcessRuntime, taskId: string, ref: string): Promise<void> {
+  await runtime.stop(taskId, ref);
+  expect(await runtime.status(taskId, ref)).toEqual({ phase: 'exited', exitCode: 143 });
+  await runtime.close();
+}
+
+type Answer = Awaited<ReturnType<SpawnerClient['request']>>;
+
+/** Records the requests the runtime sends its spawner from now on; they still go to it, and `answerOf` may change what comes back. */
+function spawnerRequests(runtime: ProcessRuntime, answerOf: (sent: SpawnerRequest, answer: Answer) => Answer = (_sent, answer) => answer): SpawnerRequest[] {
   const client = (runtime as unknown as { spawner: SpawnerClient }).spawner;
   const request = client.request.bind(client);
   const sent: SpawnerRequest[] = [];
-  jest.spyOn(client, 'request').mockImplementation((next) => {
+  jest.spyOn(client, 'request').mockImplementation(async (next) => {
     sent.push(next);
-    return request(next);
+    return answerOf(next, await request(next));
   });
   return sent;
 }
