@@ -78,6 +78,22 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     expect(await tasks.transition(task.taskId!, 'running')).toBeNull();
   });
 
+  it('checks an agent in with one statement that reads back only what the check-in answers, the values the stored row holds', async () => {
+    const task = makeTask({ status: 'starting', skills: [{ slug: 'lint', version_number: 2, content_hash: 'a'.repeat(64), storage_ref: 'skills/lint/2.zip' }] });
+    await tasks.insertIfAbsent(task);
+    let checkedIn: Awaited<ReturnType<TasksRepository['checkIn']>> = null;
+    const statements = await log.during(async () => (checkedIn = await tasks.checkIn(task.taskId!)));
+    expect(statements).toHaveLength(1);
+    expect(statements[0]).toMatch(/RETURNING "task_id", "status", "brief_key", "env", "skills", "runtime_backend", "runtime_type", "created_at"$/);
+    const stored = (await tasks.findById(task.taskId!))!;
+    expect(stored.status).toBe('running');
+    expect(Object.fromEntries(Object.entries(checkedIn!).filter(([, value]) => value !== undefined))).toEqual({
+      taskId: stored.taskId, status: 'running', briefKey: stored.briefKey, env: stored.env, skills: stored.skills,
+      runtimeBackend: stored.runtimeBackend, runtimeType: stored.runtimeType, createdAt: stored.createdAt,
+    });
+    expect(await tasks.checkIn(task.taskId!)).toBeNull();
+  });
+
   it('moves a task to a final state with its callback in one transaction', async () => {
     const task = makeTask({ status: 'running' });
     await tasks.insertIfAbsent(task);

@@ -155,6 +155,16 @@ describe('TasksRepository on PostgreSQL', () => {
     expect((await tasks.findByGuid(overtaken.guid))!.status).toBe('pending');
   });
 
+  it('reads back only the properties a move of many asks for, and moves the whole row', async () => {
+    const task = await tasks.insert(makeTaskRow());
+    const [moved] = await tasks.transitionMany([task.guid], 'dispatched', { dispatchedAt: () => 'now()' }, [1], ['guid', 'createdAt', 'dispatchedAt']);
+    expect(Object.entries(moved).filter(([, value]) => value !== undefined).map(([property]) => property).sort()).toEqual(['createdAt', 'dispatchedAt', 'guid']);
+    expect(moved.dispatchedAt).toBeInstanceOf(Date);
+    expect(moved.createdAt.getTime()).toBe(task.createdAt.getTime());
+    const stored = (await tasks.findByGuid(task.guid))!;
+    expect(stored).toMatchObject({ status: 'dispatched', agentImage: task.agentImage, dispatchedAt: moved.dispatchedAt });
+  });
+
   it('tells pending tasks without a reason why they wait, from a point in time, and nothing else', async () => {
     const old = await tasks.insert(makeTaskRow());
     // The database stamps microseconds and a Date holds milliseconds: keep the point in time clear of both inserts.

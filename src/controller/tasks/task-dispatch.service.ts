@@ -197,7 +197,7 @@ export class TaskDispatchService {
       nextDispatchAt: null,
       briefPending: null,
       dispatchClaimedUntil: null,
-    }, guids.map((guid) => attempts.get(guid)!));
+    }, guids.map((guid) => attempts.get(guid)!), ['guid', 'createdAt', 'dispatchedAt']);
     for (const task of moved) taskDispatchLatency.observe(Math.max(0, (task.dispatchedAt!.getTime() - task.createdAt.getTime()) / 1000));
     const movedGuids = new Set(moved.map((task) => task.guid));
     this.logger.log({ tasks: moved.length }, 'Tasks dispatched');

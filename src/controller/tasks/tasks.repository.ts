@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityMetadata } from 'typeorm';
 import { equalityFilters, KeysetPage, keysetPage, KeysetRequest } from '../../shared/database/keyset-page';
 import { GroupCommit } from '../../shared/database/group-commit';
-import { byShape, hydrate, insertParts, insertRowsParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
+import { byShape, hydrate, insertParts, insertRowsParts, namedColumns, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
 import { CLAIMABLE_PENDING } from '../scheduling/queue-claim';
 import { EventFeed } from '../events/event-feed';
 import { kindOfMove, taskEventsInsert } from '../events/event-sql';
@@ -250,13 +250,20 @@ export class TasksRepository {
     });
   }
 
-  /** `transition` for many tasks with one patch (`attempts`: each only while still on that attempt); answers the tasks that moved. */
-  transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}, attempts?: number[]): Promise<Task[]> {
+  /**
+   * `transition` for many tasks with one patch (`attempts`: each only while still on that
+   * attempt); answers the tasks that moved, with only the properties `read` names when given
+   * (a whole row is some fifty columns for `pg` to describe and parse).
+   */
+  transitionMany(guids: string[], to: TaskStatus, patch?: TaskPatch, attempts?: number[]): Promise<Task[]>;
+  transitionMany<K extends keyof Task & string>(guids: string[], to: TaskStatus, patch: TaskPatch, attempts: number[] | undefined, read: K[]): Promise<Pick<Task, K>[]>;
+  transitionMany(guids: string[], to: TaskStatus, patch: TaskPatch = {}, attempts?: number[], read?: (keyof Task & string)[]): Promise<Partial<Task>[]> {
     if (guids.length === 0) return Promise.resolve([]);
+    const returning = read ? namedColumns<Task>(this.metadata, read) : this.columns;
     if (attempts) {
-      return this.move(to, patch, {}, { sql: '(guid, attempt) IN (SELECT * FROM unnest($::uuid[], $::int[]))', params: [guids, attempts] });
+      return this.move(to, patch, {}, { sql: '(guid, attempt) IN (SELECT * FROM unnest($::uuid[], $::int[]))', params: [guids, attempts] }, returning);
     }
-    return this.move(to, patch, {}, { sql: 'guid = ANY($)', params: [guids] });
+    return this.move(to, patch, {}, { sql: 'guid = ANY($)', params: [guids] }, returning);
   }
 
   /** For the watchdog: dispatched or running tasks silent for `graceSeconds` past their deadline (tasks_open_deadline_idx). */

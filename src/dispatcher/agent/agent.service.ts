@@ -46,7 +46,7 @@ export class AgentService {
    */
   async checkin(key: string, taskId: string): Promise<{ brief_key: string; env: Record<string, string>; skills: TaskSkill[] }> {
     const id = this.assertOpens(key, taskId);
-    const moved = await this.tasks.transition(id, 'running');
+    const moved = await this.tasks.checkIn(id);
     if (moved) {
       this.logger.log({ taskId: id }, 'Agent checked in');
       taskCheckinLatency.observe({ backend: moved.runtimeBackend ?? moved.runtimeType }, Math.max(0, (Date.now() - moved.createdAt.getTime()) / 1000));

@@ -7,7 +7,7 @@ import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from 
 import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
 import { inJsonbOrder } from '../../shared/database/jsonb-order';
-import { hydrate, insertParts, runPrepared, selectedColumns, setParts } from '../../shared/database/statements';
+import { hydrate, insertParts, runPrepared, namedColumns, selectedColumns, setParts } from '../../shared/database/statements';
 import { tripTransaction } from '../../shared/database/round-trips';
 
 const TASKS = '"dispatcher"."tasks"';
@@ -30,6 +30,10 @@ export type TaskPatch = Partial<Pick<TaskEntity,
   'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage' | 'runtimeRef' | 'runtimeBackend' | 'logsStoredAt'>>;
 
 export type SettledOutcome = Pick<TaskEntity, 'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage'>;
+
+/** What a check-in answers (`briefKey`, `env`, `skills`) and measures (the backend, from the creation). */
+const CHECKED_IN_PROPERTIES = ['taskId', 'status', 'briefKey', 'env', 'skills', 'runtimeBackend', 'runtimeType', 'createdAt'] as const;
+export type CheckedIn = Pick<TaskEntity, (typeof CHECKED_IN_PROPERTIES)[number]>;
 
 /** A check-back's final move: the task, and whether a pending task waited when it was made. */
 export interface CheckedBack {
@@ -55,10 +59,12 @@ function settledOutcome(to: TaskStatus, patch: TaskPatch): SettledOutcome | null
 export class TasksRepository {
   private readonly metadata: EntityMetadata;
   private readonly columns: string;
+  private readonly checkedInColumns: string;
 
   constructor(@InjectDataSource() private readonly db: DataSource) {
     this.metadata = db.getMetadata(TaskEntity);
     this.columns = selectedColumns(this.metadata);
+    this.checkedInColumns = namedColumns<TaskEntity>(this.metadata, CHECKED_IN_PROPERTIES);
   }
 
   /**
@@ -156,9 +162,18 @@ export class TasksRepository {
     return task && { task, pendingWaits: rows[0].pending_waits === true };
   }
 
-  private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch): Promise<TaskEntity | null> {
+  /**
+   * An agent's check-in: `starting` becomes `running`, reading back only what the check-in
+   * answers and measures (a whole row is some forty columns for `pg` to describe and parse).
+   * Null when the task was not `starting`.
+   */
+  checkIn(taskId: string): Promise<CheckedIn | null> {
+    return this.move(this.db.manager, taskId, 'running', {}, this.checkedInColumns);
+  }
+
+  private async move(manager: EntityManager, taskId: string, to: TaskStatus, patch: TaskPatch, returning = this.columns): Promise<TaskEntity | null> {
     const set = setParts(this.metadata, { ...patch, status: to, ...(isFinal(to) ? { finishedAt: () => 'now()' } : {}) }, 3);
-    const text = `UPDATE ${TASKS} SET ${set.assignments} WHERE task_id = $1 AND status = ANY($2) RETURNING ${this.columns}`;
+    const text = `UPDATE ${TASKS} SET ${set.assignments} WHERE task_id = $1 AND status = ANY($2) RETURNING ${returning}`;
     const params = [taskId, sourcesOf(to), ...set.params];
     // In a caller's transaction, on its connection (its structured answer: UPDATE's plain one is [rows, count]); else prepared, on the pool.
     const within = manager === this.db.manager ? undefined : manager.queryRunner;

@@ -158,6 +158,15 @@ export function selectedColumns(metadata: EntityMetadata, alias?: string): strin
   return metadata.columns.filter((column) => column.isSelect).map((column) => `${prefix}"${column.databaseName}"`).join(', ');
 }
 
+/** The columns of the named properties, as a SELECT list: a statement that needs a few of a wide row's columns reads only those. */
+export function namedColumns<T>(metadata: EntityMetadata, properties: readonly (keyof T & string)[]): string {
+  return properties.map((property) => {
+    const column = metadata.findColumnWithPropertyName(property);
+    if (!column) throw new Error(`${metadata.name} has no column for ${property}`);
+    return `"${column.databaseName}"`;
+  }).join(', ');
+}
+
 /** A row as PostgreSQL returned it, as the entity TypeORM would have loaded. */
 export function hydrate<T>(db: DataSource, metadata: EntityMetadata, row: Record<string, unknown>): T {
   const entity = metadata.create() as T;
