@@ -16,7 +16,7 @@
 //     the time from each POST to the agent's check-in being answered and to the task being
 //     closed at the controller, and every task must end `completed`. Its baseline (the floor):
 //     the same agent spawned bare at the same rate, checking in and back at a server that
-//     answers at once;
+//     answers at once, its check-in's moment taken as C's is (the agent's report);
 //  D. the servers' peak RSS.
 // Marked for `npm run bench`'s closing table, with issue 23's targets: A's creations/s (at
 // least 300/s, p50 under 30 ms), C's tasks/s (at least 60% of the floor's) and C's POST to
@@ -147,7 +147,9 @@ async function paced(http_, { url, headers, count, rate, body, onAnswer }) {
 /**
  * The floor under section C (one run): the same agent spawned bare, at the same pace, checking
  * in and back at a server that answers at once and stores nothing. Spawns per second (first
- * spawn to last exit), spawn to check-in answered p50 and p99, the agents' exit codes.
+ * spawn to last exit), spawn to check-in answered p50 and p99, the agents' exit codes. The
+ * check-in's moment is the one C takes: the agent's own report once its check-in was answered
+ * (not the server's receipt, which is earlier by the answer's way back and the report's clock).
  */
 async function bareSpawnFloor(count) {
   const checkins = new Map();
@@ -155,7 +157,11 @@ async function bareSpawnFloor(count) {
     const chunks = [];
     req.on('data', (chunk) => chunks.push(chunk));
     req.on('end', () => {
-      if (req.url === '/agent/checkin') checkins.set(JSON.parse(Buffer.concat(chunks).toString('utf8')).task_id, Date.now());
+      if (req.url === '/report') {
+        const { task_id: taskId, t } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        checkins.set(taskId, t);
+        return res.writeHead(204).end();
+      }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
     });
   });
@@ -169,7 +175,7 @@ async function bareSpawnFloor(count) {
     spawnedAt.set(taskId, Date.now());
     const child = spawn(AGENT_COMMAND[0], AGENT_COMMAND.slice(1), {
       cwd: root,
-      env: { PATH: process.env.PATH, TASK_ID: taskId, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k' },
+      env: { PATH: process.env.PATH, TASK_ID: taskId, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k', BENCH_REPORT_URL: `http://127.0.0.1:${port}/report` },
       stdio: 'ignore',
     });
     countStatus(exits, await new Promise((resolve) => child.once('exit', resolve)));
@@ -449,7 +455,7 @@ async function main() {
     // C, with its floor interleaved: floor, C, floor, C, ..., floor.
     console.log(`C. POST to agent check-in: ${taskCount} tasks per run of image ${BENCH_AGENT_IMAGE} -> ${AGENT_COMMAND.join(' ')} (a process per task: check in, report the time, check back completed, exit),`);
     console.log(`   POSTs sent at a steady ${taskRate}/s, MAX_CONCURRENT_TASKS=${maxConcurrent}, every task waited for until final (at most ${waitSeconds} s)`);
-    console.log(`   floor: the same agent spawned bare at ${taskRate}/s, ${taskCount} per run, checking in and back at a server that answers at once and stores nothing`);
+    console.log(`   floor: the same agent spawned bare at ${taskRate}/s, ${taskCount} per run, checking in and back at a server that answers at once and stores nothing; in both, the check-in's moment is the agent's report that it was answered`);
     const c = await interleaved(
       rounds,
       () => bareSpawnFloor(taskCount),
