@@ -9,6 +9,7 @@ import { SupersededCancels } from '../scheduling/superseded-cancels';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskWakeups } from './task-wakeups';
+import { EarlyBriefs } from './early-briefs';
 import { TasksRepository } from './tasks.repository';
 
 /** Batches one process sends at once; more claimed tasks wait in the table, not in memory. */
@@ -55,6 +56,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     private readonly superseded: SupersededCancels,
     private readonly retries: TaskRetriesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly earlyBriefs: EarlyBriefs,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -94,6 +96,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
       ? await this.queue.claimProbing(size, this.config.dispatchClaimLeaseSeconds, started)
       : null;
     const probe: RoundProbe = first ? { ...first.probe, claimable: true } : await this.queue.probe(started);
+    this.earlyBriefs.setDispatchersOnline(probe.online);
     if (probe.superseded) await this.superseded.sendDue();
     if (Date.now() < this.idleUntil) {
       // A wake-up while idle is put off, not lost: another replica may have seen a dispatcher come.

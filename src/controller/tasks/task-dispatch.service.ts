@@ -19,6 +19,7 @@ import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { Task } from './tasks.entity';
 import { ClaimedBatch } from '../scheduling/queue-claim';
 import { TasksRepository } from './tasks.repository';
+import { EarlyBriefs } from './early-briefs';
 
 /** Concurrent object-storage writes of inline briefs in one batch. */
 const BRIEF_WRITES = 8;
@@ -50,6 +51,7 @@ export class TaskDispatchService {
     private readonly retries: TaskRetriesService,
     @Inject(OBJECT_STORAGE) private readonly storage: ObjectStorage,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly earlyBriefs: EarlyBriefs,
   ) {}
 
   /**
@@ -109,12 +111,13 @@ export class TaskDispatchService {
 
   /**
    * Inline briefs go to object storage before any dispatcher can ask for them: whether each
-   * task's brief is there (true when it had none to write). A task whose brief cannot be
-   * written is not sent, and waits for the next round with the reason.
+   * task's brief is there (true when it had none to write). A write started when the task was
+   * stored here (EarlyBriefs) is waited for; if it failed, the brief is written again. A task
+   * whose brief cannot be written is not sent, and waits for the next round with the reason.
    */
   private writeBriefs(batch: Task[], deferred: Map<string, string>): Map<string, Promise<boolean>> {
     const limit = pLimit(BRIEF_WRITES);
-    return new Map(batch.map((task) => [task.guid, task.briefPending === null ? Promise.resolve(true) : limit(async () => {
+    const write = (task: Task) => limit(async () => {
       try {
         await this.storage.put(task.briefKey, Buffer.from(task.briefPending!, 'utf8'), { contentType: 'application/json' });
         return true;
@@ -122,7 +125,12 @@ export class TaskDispatchService {
         deferred.set(task.guid, `The brief could not be written to object storage: ${error instanceof Error ? error.message : String(error)}`);
         return false;
       }
-    })]));
+    });
+    return new Map(batch.map((task) => {
+      if (task.briefPending === null) return [task.guid, Promise.resolve(true)];
+      const early = this.earlyBriefs.take(task.guid);
+      return [task.guid, early ? early.then((stored) => stored || write(task)) : write(task)];
+    }));
   }
 
   /**

@@ -15,6 +15,7 @@ import { TaskLogsService } from './task-logs.service';
 import { TaskDispatchService } from './task-dispatch.service';
 import { TaskHotRoutes } from './task-hot-routes';
 import { TaskWakeups } from './task-wakeups';
+import { EarlyBriefs } from './early-briefs';
 import { TasksController } from './tasks.controller';
 import { Task } from './tasks.entity';
 import { TasksRepository } from './tasks.repository';
@@ -28,7 +29,7 @@ import { TaskRetriesService } from '../scheduling/task-retries.service';
   controllers: [TasksController],
   providers: [
     TasksRepository, TasksService, TaskDispatchService, TaskCallbacksService, CallbackAuthenticator, CallbackTokenStrategy, CallbackAuthGuard,
-    TaskWakeups, DispatchLoop, DispatcherClient, TaskHotRoutes, TaskLogsService,
+    TaskWakeups, EarlyBriefs, DispatchLoop, DispatcherClient, TaskHotRoutes, TaskLogsService,
     QueueClaim, ConcurrencyAdmission, SupersededCancels,
     TaskAttemptsRepository, TaskRetriesService, TaskAttemptsService,
   ],

@@ -24,6 +24,7 @@ import { TaskWakeups } from './task-wakeups';
 import { TaskTemplateDto } from './tasks.dto';
 import { ResolvedSkill, Task } from './tasks.entity';
 import { TaskListQuery, TasksRepository } from './tasks.repository';
+import { EarlyBriefs } from './early-briefs';
 
 /** The task template fields (POST /tasks/ body, or a workflow's rendered `task_template`). */
 export type TaskTemplateInput = TaskTemplateDto;
@@ -49,17 +50,19 @@ export class TasksService {
     private readonly skills: SkillsService,
     private readonly wakeups: TaskWakeups,
     private readonly admission: ConcurrencyAdmission,
+    private readonly earlyBriefs: EarlyBriefs,
   ) {}
 
   /**
    * Validates the template and stores the task as `pending`, with an inline brief kept
-   * beside it (the dispatch loop writes it to `briefs/<guid>.json` before dispatching), in
-   * one INSERT; then wakes the dispatch loop. Nothing outbound happens here: the answer
-   * means the task is durably stored and will be dispatched.
+   * beside it, in one INSERT; then starts writing the brief to `briefs/<guid>.json` (not
+   * waited for: the dispatch waits for it, EarlyBriefs) and wakes the dispatch loop. The
+   * answer means the task is durably stored and will be dispatched.
    */
   async createTask(input: TaskTemplateInput, origin: TaskOrigin = {}): Promise<Task> {
     const prepared = await this.prepareTask(input, origin);
     const task = await this.admission.admit(await this.storeTraced(prepared, (values) => this.tasks.insert(values)));
+    this.startBrief(prepared, task.status);
     this.wakeups.taskStored();
     return task;
   }
@@ -121,11 +124,19 @@ export class TasksService {
 
   /** `taskStored()` for a task another service stored from `prepareTask`'s row, after its key's admission. */
   async admitStored(values: Partial<Task> & { guid: string }): Promise<void> {
+    let status = values.status;
     if (values.concurrencyStrategy === 'cancel_newest' || values.concurrencyStrategy === 'cancel_in_progress') {
       const task = await this.tasks.findByGuid(values.guid);
-      if (task) await this.admission.admit(task);
+      status = task ? (await this.admission.admit(task)).status : undefined;
     }
+    this.startBrief(values, status);
     this.wakeups.taskStored();
+  }
+
+  /** The stored row of a new task (a read leaves its inline brief out), with its status after admission. */
+  private startBrief(values: Partial<Task> & { guid: string }, status: string | undefined): void {
+    if (status !== 'pending' || !values.briefKey || typeof values.briefPending !== 'string') return;
+    this.earlyBriefs.start([{ guid: values.guid, briefKey: values.briefKey, briefPending: values.briefPending }]);
   }
 
   /** Wakes the dispatch loop for tasks stored by another service's transaction. */
