@@ -1,6 +1,7 @@
 import { QUEUE_CLAIM_LOCK } from '../../src/controller/scheduling/queue-claim';
 import { NO_DISPATCHER_ONLINE } from '../../src/controller/tasks/dispatch-loop';
 import { createTask, getTask } from '../harness/controller-tasks';
+import { http } from '../harness/http';
 import { sentStatements } from '../harness/pg-statements';
 import { startTestSystem, TestSystem } from '../harness/system';
 import { waitFor } from '../harness/wait';
@@ -48,6 +49,29 @@ describe('a dispatch round woken by a task stored here', () => {
     expect(claims.length).toBeGreaterThanOrEqual(4);
     const before = claims.map((at) => steps.slice(0, at).reverse().find((text) => !text.includes(CLAIM)) ?? '');
     expect(before.filter((text) => !text.includes(STORE)).map((text) => text.replace(/\s+/g, ' ').slice(0, 60))).toEqual([]);
+  });
+
+  it('records the offer to the dispatcher it chose in the claim, and the callback with that token closes the task', async () => {
+    // The claim chooses a dispatcher (and holds its slot) once the dispatcher's heartbeat has told its capacity.
+    await waitFor(async () => {
+      const listed = await http('GET', `${system.controllerUrl}/api/v1/dispatchers/`, { headers: { authorization: `Token ${system.apiToken}` } });
+      return (listed.body as { capacity: number | null }[]).some((dispatcher) => dispatcher.capacity !== null);
+    }, 10_000, 'the dispatcher to report its capacity');
+    const sent = sentStatements();
+    let task: Awaited<ReturnType<typeof getTask>>;
+    try {
+      const guid = (await createTask(system, { agent_image: 'agent-examples/echo' })).body.guid as string;
+      task = await waitFor(async () => {
+        const read = await getTask(system, guid);
+        return read.body.status === 'completed' ? read : null;
+      }, 30_000, 'the echo task to complete');
+    } finally {
+      sent.stop();
+    }
+    expect(task.body).toMatchObject({ status: 'completed', dispatch_attempts: 1 });
+    expect(sent.texts.filter((text) => text.includes('callback_token_hash = coalesce(v.hash'))).toHaveLength(1);
+    // The offer's own statement (TasksRepository.assign) is left to a failover.
+    expect(sent.texts.filter((text) => /SET callback_token_hash = v\.hash/.test(text))).toEqual([]);
   });
 });
 

@@ -49,6 +49,37 @@ describe('the controller queue on PostgreSQL', () => {
     expect(next.guid).toBe(urgent.guid);
   });
 
+  it('records, when asked, the dispatcher it chose for each task as an offer would: token hash, slug, one more attempt', async () => {
+    const dispatcher = await reset(5);
+    const first = await post({ agentImage: 'first' });
+    const retried = await post({ agentImage: 'retried', dispatcherTaskId: '0b6c1f43-7b8e-4c55-9a53-2a4f3a1d9e10', attempt: 2 });
+    const arm = (dispatcherTaskId: string, dispatcherGuid: string) => `hash:${dispatcherTaskId}:${dispatcherGuid}`;
+    const statements = sentStatements();
+    const batch = await queue.claimBatch(5, 60, arm);
+    statements.stop();
+    expect(statements.texts.filter((text) => /callback_token_hash/.test(text))).toHaveLength(1);
+    expect([...batch.armed].sort()).toEqual([first.guid, retried.guid].sort());
+    const stored = await Promise.all([first, retried].map(async (task) => (await tasks.findByGuid(task.guid))!));
+    expect(stored.map((task) => [task.callbackTokenHash, task.dispatcherGuid, task.dispatcherSlug, task.dispatchAttempts, task.status])).toEqual([
+      [`hash:${first.guid}:${dispatcher}`, dispatcher, 'd', 1, 'pending'],
+      [`hash:0b6c1f43-7b8e-4c55-9a53-2a4f3a1d9e10:${dispatcher}`, dispatcher, 'd', 1, 'pending'],
+    ]);
+    expect(batch.tasks.map((task) => task.callbackTokenHash)).toEqual(stored.map((task) => task.callbackTokenHash));
+
+    // Not asked: the claim takes the task and leaves the offer's record to the sender.
+    const plain = await post({ agentImage: 'plain' });
+    const unarmed = await replica.claimBatch(5, 60);
+    expect(unarmed.tasks.map((task) => task.guid)).toEqual([plain.guid]);
+    expect(unarmed.armed.size).toBe(0);
+    expect(await tasks.findByGuid(plain.guid)).toMatchObject({ callbackTokenHash: null, dispatcherGuid: dispatcher, dispatcherSlug: null, dispatchAttempts: 0 });
+
+    // A dispatcher that reports no capacity holds no slot: the sender picks, and records its offer itself.
+    await sources[0].query(`UPDATE "controller"."dispatchers" SET capacity = NULL`);
+    const open = await post({ agentImage: 'open' });
+    expect((await queue.claimBatch(5, 60, arm)).armed.size).toBe(0);
+    expect(await tasks.findByGuid(open.guid)).toMatchObject({ callbackTokenHash: null, dispatchAttempts: 0 });
+  });
+
   it('hands the sender the dispatchers and the slots others held, as the claim read them', async () => {
     const dispatcher = await reset(5);
     const running = await post({ agentImage: 'running' });

@@ -30,7 +30,7 @@ const HOLDS_SLOT = `(status IN ('dispatched', 'running') OR (status = 'pending' 
  * Pending tasks that are due and unclaimed, in queue order: at most $1, none of the keys in
  * $2 (known to be full), after the row ($3 priority, $4 fair tag, $5 creation, $6 guid) when given.
  */
-const CANDIDATES = `SELECT guid, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
+const CANDIDATES = `SELECT guid, dispatcher_task_id, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
          priority, fair_tag, created_at, created_at::text AS created_at_text
   FROM ${TASKS}
   WHERE status = 'pending'
@@ -43,6 +43,7 @@ const CANDIDATES = `SELECT guid, runtime_target->>'type' AS runtime_type, dispat
 
 interface CandidateRow {
   guid: string;
+  dispatcher_task_id: string | null;
   runtime_type: string;
   dispatcher_labels: Record<string, string>;
   requested_dispatcher: string | null;
@@ -84,7 +85,16 @@ export interface ClaimedBatch {
   tasks: Task[];
   dispatchers: Dispatcher[];
   held: Map<string, number>;
+  /** The tasks the claim armed for the dispatcher it chose (`ArmCallback`): their offer to it needs no statement of its own. */
+  armed: Set<string>;
 }
+
+/**
+ * The hash of the callback token for a task's attempt (its dispatcher task id) on a
+ * dispatcher: given to a claim, it records the dispatcher it chose for each task the way an
+ * offer does (token hash, slug, one more dispatch attempt), in the statement that claims it.
+ */
+export type ArmCallback = (dispatcherTaskId: string, dispatcherGuid: string) => string;
 
 /** A superseded open task has not been asked to stop yet (superseded-cancels.ts). */
 const SUPERSEDED_OPEN = `EXISTS (SELECT 1 FROM ${TASKS}
@@ -116,8 +126,8 @@ export class QueueClaim {
     return (await this.claimBatch(size, leaseSeconds)).tasks;
   }
 
-  async claimBatch(size: number, leaseSeconds: number): Promise<ClaimedBatch> {
-    return (await this.claimOpened(size, leaseSeconds, null)).batch;
+  async claimBatch(size: number, leaseSeconds: number, arm?: ArmCallback): Promise<ClaimedBatch> {
+    return (await this.claimOpened(size, leaseSeconds, null, arm)).batch;
   }
 
   /**
@@ -126,30 +136,34 @@ export class QueueClaim {
    * the probe (a dispatcher online at `now`, a superseded task to stop) is read by the claim's
    * opening; with no dispatcher online it takes nothing, as a round that probed would not claim.
    */
-  async claimProbing(size: number, leaseSeconds: number, now: Date): Promise<{ probe: Omit<RoundProbe, 'claimable'>; batch: ClaimedBatch }> {
-    const { probe, batch } = await this.claimOpened(size, leaseSeconds, now);
+  async claimProbing(size: number, leaseSeconds: number, now: Date, arm?: ArmCallback): Promise<{ probe: Omit<RoundProbe, 'claimable'>; batch: ClaimedBatch }> {
+    const { probe, batch } = await this.claimOpened(size, leaseSeconds, now, arm);
     return { probe: probe!, batch };
   }
 
-  private claimOpened(size: number, leaseSeconds: number, probeAt: Date | null): Promise<{ probe: Omit<RoundProbe, 'claimable'> | null; batch: ClaimedBatch }> {
+  private claimOpened(size: number, leaseSeconds: number, probeAt: Date | null, arm?: ArmCallback): Promise<{ probe: Omit<RoundProbe, 'claimable'> | null; batch: ClaimedBatch }> {
     // Round trips: the transaction, its lock and the opening read; a page or keys read when a
     // pass needs them; the reasons, the claim and COMMIT.
     return tripTransaction(this.db, { lock: QUEUE_CLAIM_LOCK }, async (trips) => {
       const window = size * WINDOW_FACTOR;
       const { dispatchers, held, candidates, superseded } = await this.opening(trips, window, probeAt !== null);
       const probe = probeAt ? { online: dispatchers.some((dispatcher) => dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, probeAt) === 'online'), superseded } : null;
-      if (probe && !probe.online) return { probe, batch: { tasks: [], dispatchers, held } };
+      if (probe && !probe.online) return { probe, batch: { tasks: [], dispatchers, held, armed: new Set<string>() } };
       // The plan counts its own choices into the map it is given: the batch's sender counts them as it sends.
       const slots = new ClaimSlots(dispatchers, new Map(held), new Map());
       let after: CandidateRow | null = null;
+      const seen = new Map<string, CandidateRow>();
       for (let pass = 0; pass < MAX_PASSES; pass++) {
         const rows: CandidateRow[] = pass === 0 ? candidates : await this.candidates(trips, window, [...slots.plan.fullKeys], after);
+        for (const row of rows) seen.set(row.guid, row);
         await this.readKeys(trips, rows, slots);
         const more = slots.take(rows.map(candidateOf), size);
         if (!more || rows.length < window) break;
         after = rows[rows.length - 1];
       }
-      return { probe, batch: { tasks: await this.noteAndTake(trips, slots.plan.waiting, slots.plan.chosen, leaseSeconds), dispatchers, held } };
+      const arming = arm ? armings(slots.plan.chosen, seen, dispatchers, arm) : new Map<string, Arming>();
+      const tasks = await this.noteAndTake(trips, slots.plan.waiting, slots.plan.chosen, leaseSeconds, arming);
+      return { probe, batch: { tasks, dispatchers, held, armed: new Set(tasks.filter((task) => arming.has(task.guid)).map((task) => task.guid)) } };
     });
   }
 
@@ -206,24 +220,29 @@ export class QueueClaim {
    * for it, and moves each priority's virtual time to the largest turn this claim took
    * (QueueClock); sent with COMMIT, one round trip.
    */
-  private async noteAndTake(trips: Trips, waiting: Map<string, string>, chosen: Map<string, string | null>, leaseSeconds: number): Promise<Task[]> {
+  private async noteAndTake(trips: Trips, waiting: Map<string, string>, chosen: Map<string, string | null>, leaseSeconds: number, arming: Map<string, Arming>): Promise<Task[]> {
     const note = {
       text: `UPDATE ${TASKS} t SET last_dispatch_error = v.reason, updated_at = now()
              FROM unnest($1::uuid[], $2::text[]) AS v(guid, reason)
              WHERE t.guid = v.guid AND t.status = 'pending' AND t.last_dispatch_error IS DISTINCT FROM v.reason`,
       values: [[...waiting.keys()], [...waiting.values()]],
     };
+    // A task armed for its chosen dispatcher is recorded as an offer to it would record it (TasksRepository.assign).
+    const armed = [...chosen.keys()].map((guid) => arming.get(guid));
     const take = {
       text: `WITH taken AS (
-         UPDATE ${TASKS} t SET dispatch_claimed_until = now() + make_interval(secs => $3), dispatcher_guid = v.dispatcher_guid
-         FROM unnest($1::uuid[], $2::uuid[]) AS v(guid, dispatcher_guid)
+         UPDATE ${TASKS} t SET dispatch_claimed_until = now() + make_interval(secs => $3), dispatcher_guid = v.dispatcher_guid,
+           callback_token_hash = coalesce(v.hash, t.callback_token_hash), dispatcher_slug = coalesce(v.slug, t.dispatcher_slug),
+           dispatch_attempts = t.dispatch_attempts + (v.hash IS NOT NULL)::int,
+           updated_at = CASE WHEN v.hash IS NULL THEN t.updated_at ELSE now() END
+         FROM unnest($1::uuid[], $2::uuid[], $4::text[], $5::text[]) AS v(guid, dispatcher_guid, hash, slug)
          WHERE t.guid = v.guid AND t.status = 'pending'
          RETURNING t.*),
        clock AS (
          INSERT INTO "controller"."queue_clock" (priority, now_tag) SELECT priority, max(fair_tag) FROM taken GROUP BY priority
          ON CONFLICT (priority) DO UPDATE SET now_tag = GREATEST(queue_clock.now_tag, EXCLUDED.now_tag))
        SELECT * FROM taken`,
-      values: [[...chosen.keys()], [...chosen.values()], leaseSeconds],
+      values: [[...chosen.keys()], [...chosen.values()], leaseSeconds, armed.map((entry) => entry?.hash ?? null), armed.map((entry) => entry?.slug ?? null)],
     };
     const statements = [...(waiting.size > 0 ? [note] : []), ...(chosen.size > 0 ? [take] : [])];
     if (statements.length === 0) return [];
@@ -234,6 +253,24 @@ export class QueueClaim {
     const metadata = this.db.getMetadata(Task);
     return rows.map((row) => hydrate<Task>(this.db, metadata, row)).sort((a, b) => order.indexOf(a.guid) - order.indexOf(b.guid));
   }
+}
+
+interface Arming {
+  hash: string;
+  slug: string;
+}
+
+/** The callback token hash and dispatcher slug of each chosen task that has a dispatcher. */
+function armings(chosen: Map<string, string | null>, rows: Map<string, CandidateRow>, dispatchers: Dispatcher[], arm: ArmCallback): Map<string, Arming> {
+  const slugs = new Map(dispatchers.map((dispatcher) => [dispatcher.guid, dispatcher.slug]));
+  const arming = new Map<string, Arming>();
+  for (const [guid, dispatcherGuid] of chosen) {
+    const slug = dispatcherGuid === null ? undefined : slugs.get(dispatcherGuid);
+    const row = rows.get(guid);
+    if (slug === undefined || !row) continue;
+    arming.set(guid, { hash: arm(row.dispatcher_task_id ?? row.guid, dispatcherGuid!), slug });
+  }
+  return arming;
 }
 
 function candidateOf(row: CandidateRow): ClaimCandidate {

@@ -18,7 +18,7 @@ import { dispatcherTaskIdOf } from '../scheduling/dispatcher-task-id';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { Task } from './tasks.entity';
 import { ClaimedBatch } from '../scheduling/queue-claim';
-import { TasksRepository } from './tasks.repository';
+import { DispatchAssignment, TasksRepository } from './tasks.repository';
 import { EarlyBriefs } from './early-briefs';
 
 /** Concurrent object-storage writes of inline briefs in one batch. */
@@ -58,14 +58,14 @@ export class TaskDispatchService {
    * One `receive controller.tasks` span for the batch, linked to each task's stored context
    * (the request that stored it); each task's hand-off is then a span of its own trace.
    */
-  dispatchBatch({ tasks: batch, dispatchers, held }: ClaimedBatch): Promise<Set<string>> {
+  dispatchBatch({ tasks: batch, dispatchers, held, armed }: ClaimedBatch): Promise<Set<string>> {
     const links = batch.flatMap((task) => linkTo(storedCarrier(task), { 'task.guid': task.guid }) ?? []);
     const attributes = queueAttributes('receive', { 'messaging.batch.message_count': batch.length });
-    return inTaskSpan(`receive ${TASK_QUEUE}`, null, { kind: SpanKind.CONSUMER, links, attributes }, () => this.dispatchClaimed(batch, new DispatcherPool(dispatchers, held)));
+    return inTaskSpan(`receive ${TASK_QUEUE}`, null, { kind: SpanKind.CONSUMER, links, attributes }, () => this.dispatchClaimed(batch, new DispatcherPool(dispatchers, held), armed));
   }
 
   /** The guids whose claim ended with the statement that recorded their outcome (the rest are the caller's to release). */
-  private async dispatchClaimed(batch: Task[], pool: DispatcherPool): Promise<Set<string>> {
+  private async dispatchClaimed(batch: Task[], pool: DispatcherPool, armed: ReadonlySet<string>): Promise<Set<string>> {
     const deferred = new Map<string, string>();
     // A task no online dispatcher could take waits with the reason; its brief is written
     // once one could (when no dispatcher is up, a flood of tasks costs no storage writes).
@@ -81,7 +81,7 @@ export class TaskDispatchService {
     const refused: Attempt[] = [];
     while (open.length > 0) {
       const offers = this.offer(open, pool, deferred, refused);
-      const answers = await this.send(offers, briefs);
+      const answers = await this.send(offers, briefs, armed);
       open = [];
       for (const [attempt, dispatcher, answer] of answers) {
         if (answer === 'gone') continue;
@@ -160,18 +160,26 @@ export class TaskDispatchService {
   /**
    * Records each offer (the token is armed before a fast dispatcher can call back), then sends
    * each once its brief is stored; one whose brief could not be written is not sent ('gone').
+   * A first offer to the dispatcher the claim chose was recorded by the claim (`armed`): a
+   * cancel since then is sent after the request (recordDispatched), as one after this record is.
    */
-  private async send(offers: [Attempt, Dispatcher][], briefs: Map<string, Promise<boolean>>): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone'][]> {
+  private async send(offers: [Attempt, Dispatcher][], briefs: Map<string, Promise<boolean>>, armed: ReadonlySet<string>): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone'][]> {
     const tokens = new Map<string, string>();
-    const stillPending = await this.tasks.assign(offers.map(([attempt, dispatcher]) => {
+    const recordedByClaim = new Set<string>();
+    const assignments: DispatchAssignment[] = [];
+    for (const [attempt, dispatcher] of offers) {
+      const { guid } = attempt.task;
       // Each attempt's token is its own: an earlier attempt's late callback cannot pass for this one's.
       const token = deriveCallbackToken(this.config.secretKey, dispatcherTaskIdOf(attempt.task), dispatcher.guid);
-      tokens.set(attempt.task.guid, token);
-      return { guid: attempt.task.guid, dispatcherGuid: dispatcher.guid, dispatcherSlug: dispatcher.slug, callbackTokenHash: hashCallbackToken(token) };
-    }));
+      tokens.set(guid, token);
+      if (armed.has(guid) && attempt.tried.size === 1 && dispatcher.guid === attempt.task.dispatcherGuid) recordedByClaim.add(guid);
+      else assignments.push({ guid, dispatcherGuid: dispatcher.guid, dispatcherSlug: dispatcher.slug, callbackTokenHash: hashCallbackToken(token) });
+    }
+    const stillPending = await this.tasks.assign(assignments);
     const batchSpan = trace.getActiveSpan()?.spanContext();
     return Promise.all(offers.map(async ([attempt, dispatcher]): Promise<[Attempt, Dispatcher, DispatcherAnswer | 'gone']> => {
-      if (!stillPending.has(attempt.task.guid) || !(await briefs.get(attempt.task.guid))) return [attempt, dispatcher, 'gone'];
+      const recorded = recordedByClaim.has(attempt.task.guid) || stillPending.has(attempt.task.guid);
+      if (!recorded || !(await briefs.get(attempt.task.guid))) return [attempt, dispatcher, 'gone'];
       const request = this.taskRequest(attempt.task, tokens.get(attempt.task.guid)!);
       const answer = await this.limiterOf(dispatcher)(() => this.handOver(attempt.task, dispatcher, request, batchSpan));
       return [attempt, dispatcher, answer];
