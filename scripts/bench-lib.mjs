@@ -200,6 +200,29 @@ export async function dispatcherOnline(controller, token) {
   }
 }
 
+/**
+ * Where agents (scripts/bench-agent.sh and .mjs) report the moment their check-in was answered,
+ * as `{task_id, t}` POSTed to `url`: the first report of each task is kept in `checkins`.
+ */
+export async function checkinReports() {
+  const checkins = new Map();
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', () => {
+      try {
+        const { task_id: taskId, t } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if (!checkins.has(taskId)) checkins.set(taskId, t);
+        res.writeHead(204).end();
+      } catch {
+        res.writeHead(400).end();
+      }
+    });
+  });
+  const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+  return { url: `http://127.0.0.1:${port}/report`, checkins, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
 /** What consumes the tasks of bootAllInOne's server, for the first lines of the output. */
 export const allInOneConsumer = (maxConcurrent = 32) =>
   `ROLE=all, its dispatcher online and consuming (LOCAL_ENGINE=process, ${BENCH_AGENT_IMAGE} -> ${BENCH_AGENT_COMMAND}, MAX_CONCURRENT_TASKS=${maxConcurrent})`;

@@ -36,7 +36,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import {
-  allInOneConsumer, BENCH_AGENT_IMAGE, bootAllInOne, countStatus, database, emitFigure, forkBaseline, interleaved, median, medianOf, mergeStatuses,
+  allInOneConsumer, BENCH_AGENT_IMAGE, bootAllInOne, checkinReports, countStatus, database, emitFigure, forkBaseline, interleaved, median, medianOf, mergeStatuses,
   percentile, premises, productionServices, requireStatuses, root, rssSampler, runBenchScript, secret, spread, tally,
 } from './bench-lib.mjs';
 
@@ -302,29 +302,9 @@ async function benchBaseline(db) {
 
 // ---------------------------------------------------------------- C. POST to check-in
 
-/** Where the agents report the moment their check-in was answered. */
-async function reportServer() {
-  const checkins = new Map();
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      try {
-        const { task_id: taskId, t } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        if (!checkins.has(taskId)) checkins.set(taskId, t);
-        res.writeHead(204).end();
-      } catch {
-        res.writeHead(400).end();
-      }
-    });
-  });
-  const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
-  return { url: `http://127.0.0.1:${port}/report`, checkins, close: () => new Promise((resolve) => server.close(resolve)) };
-}
-
 /** One run of C on a fresh database: the all-in-one server booted, taskCount tasks POSTed at taskRate, waited for, stopped. */
 async function benchCheckins(db, dataDir, services) {
-  const report = await reportServer();
+  const report = await checkinReports();
   let server;
   let sampler;
   const http_ = client();

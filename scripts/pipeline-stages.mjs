@@ -18,26 +18,10 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
-import { BENCH_AGENT_IMAGE, bootAllInOne, database, percentile, productionServices } from './bench-lib.mjs';
+import { BENCH_AGENT_IMAGE, bootAllInOne, checkinReports, database, percentile, productionServices } from './bench-lib.mjs';
 
 const count = Number(process.env.STAGES_TASKS ?? 100);
 const rate = Number(process.env.STAGES_RATE ?? 10);
-
-/** Where the agents report the moment their check-in was answered (scripts/bench-agent.sh). */
-async function reportServer() {
-  const checkins = new Map();
-  const server = http.createServer((req, res) => {
-    const chunks = [];
-    req.on('data', (chunk) => chunks.push(chunk));
-    req.on('end', () => {
-      const { task_id: taskId, t } = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      checkins.set(taskId, t);
-      res.writeHead(204).end();
-    });
-  });
-  const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
-  return { url: `http://127.0.0.1:${port}/report`, checkins, close: () => new Promise((resolve) => server.close(resolve)) };
-}
 
 function post(agent, url, token, body) {
   return new Promise((resolve, reject) => {
@@ -52,7 +36,7 @@ function post(agent, url, token, body) {
 }
 
 async function main() {
-  const report = await reportServer();
+  const report = await checkinReports();
   const services = await productionServices();
   const db = await database();
   const dataDir = mkdtempSync(path.join(tmpdir(), 'pipeline-stages-'));
