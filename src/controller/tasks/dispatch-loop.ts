@@ -4,8 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { SerialLoop } from '../../shared/loop/serial-loop';
 import { DispatchersService } from '../dispatchers/dispatchers.service';
-import { ArmCallback, ClaimedBatch, QueueClaim, RoundProbe } from '../scheduling/queue-claim';
-import { deriveCallbackToken, hashCallbackToken } from './callback-token';
+import { ClaimedBatch, QueueClaim, RoundProbe } from '../scheduling/queue-claim';
 import { SupersededCancels } from '../scheduling/superseded-cancels';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { TaskDispatchService } from './task-dispatch.service';
@@ -47,9 +46,6 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
   private waitingForRoom = false;
   /** A task was stored by this process since the last round began: that round claims without probing first. */
   private taskStoredHere = false;
-  /** Each claim records the dispatcher it chose with the callback token for it, so the offer needs no statement of its own. */
-  private readonly arm: ArmCallback = (dispatcherTaskId, dispatcherGuid) =>
-    hashCallbackToken(deriveCallbackToken(this.config.secretKey, dispatcherTaskId, dispatcherGuid));
 
   constructor(
     private readonly tasks: TasksRepository,
@@ -97,7 +93,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     const size = this.config.dispatchBatchSize;
     // A task stored here is there to claim: the claim's opening answers what the probe would.
     const first = stored && Date.now() >= this.idleUntil && this.inFlight.size < BATCHES_IN_FLIGHT
-      ? await this.queue.claimProbing(size, this.config.dispatchClaimLeaseSeconds, started, this.arm)
+      ? await this.queue.claimProbing(size, this.config.dispatchClaimLeaseSeconds, started, this.dispatch.armCallback)
       : null;
     const probe: RoundProbe = first ? { ...first.probe, claimable: true } : await this.queue.probe(started);
     this.earlyBriefs.setDispatchersOnline(probe.online);
@@ -120,7 +116,7 @@ export class DispatchLoop implements OnApplicationBootstrap, OnApplicationShutdo
     }
     if (!probe.claimable) return;
     for (let batch = first?.batch; this.inFlight.size < BATCHES_IN_FLIGHT; batch = undefined) {
-      batch ??= await this.queue.claimBatch(size, this.config.dispatchClaimLeaseSeconds, this.arm);
+      batch ??= await this.queue.claimBatch(size, this.config.dispatchClaimLeaseSeconds, this.dispatch.armCallback);
       if (batch.tasks.length === 0) return;
       this.start(batch);
       if (batch.tasks.length < size) return;

@@ -17,7 +17,7 @@ import { taskDispatchLatency } from '../metrics/controller-metrics';
 import { dispatcherTaskIdOf } from '../scheduling/dispatcher-task-id';
 import { TaskRetriesService } from '../scheduling/task-retries.service';
 import { Task } from './tasks.entity';
-import { ClaimedBatch } from '../scheduling/queue-claim';
+import { ArmCallback, ClaimedBatch } from '../scheduling/queue-claim';
 import { DispatchAssignment, TasksRepository } from './tasks.repository';
 import { EarlyBriefs } from './early-briefs';
 
@@ -53,6 +53,12 @@ export class TaskDispatchService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly earlyBriefs: EarlyBriefs,
   ) {}
+
+  /**
+   * Given to each claim, which records the dispatcher it chose with the hash of this token, so
+   * the offer needs no statement of its own (`send` derives the same token for the request).
+   */
+  readonly armCallback: ArmCallback = (dispatcherTaskId, dispatcherGuid) => hashCallbackToken(this.callbackToken(dispatcherTaskId, dispatcherGuid));
 
   /**
    * One `receive controller.tasks` span for the batch, linked to each task's stored context
@@ -170,7 +176,7 @@ export class TaskDispatchService {
     for (const [attempt, dispatcher] of offers) {
       const { guid } = attempt.task;
       // Each attempt's token is its own: an earlier attempt's late callback cannot pass for this one's.
-      const token = deriveCallbackToken(this.config.secretKey, dispatcherTaskIdOf(attempt.task), dispatcher.guid);
+      const token = this.callbackToken(dispatcherTaskIdOf(attempt.task), dispatcher.guid);
       tokens.set(guid, token);
       if (armed.has(guid) && attempt.tried.size === 1 && dispatcher.guid === attempt.task.dispatcherGuid) recordedByClaim.add(guid);
       else assignments.push({ guid, dispatcherGuid: dispatcher.guid, dispatcherSlug: dispatcher.slug, callbackTokenHash: hashCallbackToken(token) });
@@ -240,6 +246,10 @@ export class TaskDispatchService {
       patch: { errorMessage: `Every dispatcher refused the task: ${messages}`, lastDispatchError: messages },
       from: ['pending'],
     });
+  }
+
+  private callbackToken(dispatcherTaskId: string, dispatcherGuid: string): string {
+    return deriveCallbackToken(this.config.secretKey, dispatcherTaskId, dispatcherGuid);
   }
 
   private limiterOf(dispatcher: Dispatcher): pLimit.Limit {
