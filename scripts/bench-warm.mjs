@@ -11,7 +11,8 @@
 //    the pool holds, so each claim meets an idle agent: tasks beyond it would wait for a
 //    replacement's boot, which the refill figure measures); cold runs ask for more CPU
 //    than the pool gives, so they start cold with the same agent. Cold, warm, cold, ... runs
-//    (BENCH_ROUNDS, 3, warm runs), each warm run beside the cold runs before and after it.
+//    (BENCH_ROUNDS, 3, warm runs), each warm run beside the cold runs before and after it. Each
+//    run starts with the pool full and, on Podman, the containers of the runs before it removed.
 //  - refill: the pool drained at once (BENCH_POOL_SIZE tasks posted together) until it is full
 //    again (every drained task given to an agent and as many others idle and ready, as /ready
 //    counts them), at the moment the last replacement asked for its claim as PostgreSQL stamped
@@ -163,6 +164,21 @@ async function waitFull(server, timeoutMs = 120_000) {
 }
 
 /**
+ * Until the runs before are done with: the dispatcher removes an agent's container
+ * AGENT_EXIT_GRACE_MS (15 s) after its check-back, and twenty removals on Podman take both cores
+ * for a second or more, so a run that met them measured the one before it. Waits, on the docker
+ * engine, until the dispatcher's only containers are its idle pool's. The process engine's ended
+ * agents have nothing left to remove.
+ */
+async function waitQuiet(server, timeoutMs = 60_000) {
+  if (server.engine !== 'docker') return;
+  for (const until = Date.now() + timeoutMs; Date.now() < until; await sleep(250)) {
+    if ((await containersOf(`bench-warm-${server.engine}`)).length <= poolSize) return;
+  }
+  throw new Error(`the containers of earlier runs were not removed within ${timeoutMs / 1000} s`);
+}
+
+/**
  * When the pool, drained of the tasks `taskIds`, was full again: each of them given to an agent
  * and `poolSize` others idle and ready (what /ready counts), at the moment PostgreSQL stamped the
  * last of those ready (its first claim), on the bench's clock. Asked of the database every 100 ms:
@@ -191,6 +207,7 @@ async function fullAgainAt(databaseUrl, taskIds, timeoutMs = 120_000) {
 
 /** The pool drained at once, until it is full again; then as many cold tasks at once, until the last check-in. */
 async function refill(server, receiver, databaseUrl) {
+  await waitQuiet(server);
   await waitFull(server);
   const t0 = now();
   const drained = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: true })));
@@ -228,6 +245,7 @@ async function benchEngine(engine, services, work, receiver) {
     console.log(`\n${engine}: ${ENGINES[engine].describe}; pool of ${poolSize}; ${count} tasks a run at ${rate}/s`);
     await waitFull(server);
     const run = (warm) => async () => {
+      await waitQuiet(server);
       await waitFull(server);
       const figures = await paced(server, receiver, count, warm);
       console.log(`  ${warm ? 'warm' : 'cold'}: POST to check-in p50 ${ms(figures.p50)}, p99 ${ms(figures.p99)}, max ${ms(figures.max)}`);
@@ -253,10 +271,16 @@ async function benchEngine(engine, services, work, receiver) {
 }
 
 /** A stopped dispatcher keeps its pool's containers for its next start: the bench removes them itself. */
+const podman = () => new (createRequire(import.meta.url)('dockerode'))({ socketPath: ENGINES.docker.env.DOCKER_HOST.replace(/^unix:\/\//, '') });
+
+/** The containers, running or not, the dispatcher named `dispatcherName` manages. */
+function containersOf(dispatcherName) {
+  return podman().listContainers({ all: true, filters: { label: [`app.kubernetes.io/managed-by=${dispatcherName}`] } });
+}
+
 async function removeContainers(dispatcherName) {
-  const Docker = createRequire(import.meta.url)('dockerode');
-  const docker = new Docker({ socketPath: ENGINES.docker.env.DOCKER_HOST.replace(/^unix:\/\//, '') });
-  const left = await docker.listContainers({ all: true, filters: { label: [`app.kubernetes.io/managed-by=${dispatcherName}`] } });
+  const docker = podman();
+  const left = await containersOf(dispatcherName);
   await Promise.all(left.map((container) => docker.getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
 }
 
