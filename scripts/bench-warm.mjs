@@ -270,18 +270,19 @@ async function benchEngine(engine, services, work, receiver) {
   }
 }
 
-/** A stopped dispatcher keeps its pool's containers for its next start: the bench removes them itself. */
-const podman = () => new (createRequire(import.meta.url)('dockerode'))({ socketPath: ENGINES.docker.env.DOCKER_HOST.replace(/^unix:\/\//, '') });
+let engineClient;
+/** One Docker API client for the bench's own looks at Podman, made when first needed. */
+const podman = () => (engineClient ??= new (createRequire(import.meta.url)('dockerode'))({ socketPath: ENGINES.docker.env.DOCKER_HOST.replace(/^unix:\/\//, '') }));
 
 /** The containers, running or not, the dispatcher named `dispatcherName` manages. */
 function containersOf(dispatcherName) {
   return podman().listContainers({ all: true, filters: { label: [`app.kubernetes.io/managed-by=${dispatcherName}`] } });
 }
 
+/** A stopped dispatcher keeps its pool's containers for its next start: the bench removes them itself. */
 async function removeContainers(dispatcherName) {
-  const docker = podman();
   const left = await containersOf(dispatcherName);
-  await Promise.all(left.map((container) => docker.getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
+  await Promise.all(left.map((container) => podman().getContainer(container.Id).remove({ force: true }).catch(() => undefined)));
 }
 
 const FORGE_SECRET = secret();
