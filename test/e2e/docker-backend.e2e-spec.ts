@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, Server } from 'node:http';
+import { createServer } from 'node:http';
 import { AddressInfo } from 'node:net';
 import Docker from 'dockerode';
 import { DockerRuntime } from '../../src/dispatcher/runtime/docker-runtime';
@@ -7,21 +7,7 @@ import { AgentSpec, AgentState } from '../../src/dispatcher/runtime/runtime';
 import { RuntimeRegistry } from '../../src/dispatcher/runtime/runtime-registry';
 import { AppConfig } from '../../src/shared/config/config';
 import { DEFAULT_AGENT_ISOLATION } from '../../src/shared/task-protocol/isolation';
-import { removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
-
-/** A stand-in dispatcher that accepts every agent call, so the backend can be seen alone. */
-async function agentProtocolServer(): Promise<{ url: string; server: Server; calls: string[] }> {
-  const calls: string[] = [];
-  const server = createServer((request, response) => {
-    request.resume().on('end', () => {
-      calls.push(`${request.method} ${request.url}`);
-      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
-      response.end(JSON.stringify({ ok: true, data: { brief_key: null, env: {} } }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, calls };
-}
+import { agentProtocolServer, removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
 
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -183,11 +169,15 @@ describe('docker engine backend against Podman', () => {
   it('exposes the task ports on a network other than the host one (DOCKER_NETWORK)', async () => {
     const bridged = new DockerRuntime({ dockerHost, dispatcherName, network: 'bridge' });
     const spec = makeSpec({ ports: [{ containerPort: 8080, protocol: 'TCP' }, { containerPort: 5353, protocol: 'UDP' }] });
-    const ref = await bridged.submit(spec);
-    const info = await docker.getContainer(ref).inspect();
-    expect(info.HostConfig.NetworkMode).toBe('bridge');
-    expect(Object.keys(info.Config.ExposedPorts ?? {}).sort()).toEqual(['5353/udp', '8080/tcp']);
-    await bridged.remove(spec.taskId, ref);
+    try {
+      const ref = await bridged.submit(spec);
+      const info = await docker.getContainer(ref).inspect();
+      expect(info.HostConfig.NetworkMode).toBe('bridge');
+      expect(Object.keys(info.Config.ExposedPorts ?? {}).sort()).toEqual(['5353/udp', '8080/tcp']);
+      await bridged.remove(spec.taskId, ref);
+    } finally {
+      await bridged.close();
+    }
   });
 
   it('answers ping, and a container it does not know is gone', async () => {

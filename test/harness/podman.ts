@@ -1,3 +1,5 @@
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
 import Docker from 'dockerode';
 import { dockerConnection } from '../../src/dispatcher/runtime/docker-connection';
 
@@ -38,4 +40,18 @@ export async function requireContainerEngine(): Promise<{ dockerHost: string; do
 export async function removeManagedContainers(docker: Docker, dispatcherName: string): Promise<void> {
   const containers = await docker.listContainers({ all: true, filters: { label: [`app.kubernetes.io/managed-by=${dispatcherName}`] } });
   await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
+}
+
+/** A stand-in dispatcher that accepts every agent call, so the backend can be seen alone. */
+export async function agentProtocolServer(): Promise<{ url: string; server: Server; calls: string[] }> {
+  const calls: string[] = [];
+  const server = createServer((request, response) => {
+    request.resume().on('end', () => {
+      calls.push(`${request.method} ${request.url}`);
+      response.writeHead(200, { 'content-type': 'application/json', connection: 'close' });
+      response.end(JSON.stringify({ ok: true, data: { brief_key: null, env: {} } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, calls };
 }

@@ -6,6 +6,7 @@ import { cpuToNanoCpus, memoryToBytes } from '../../shared/validation/quantities
 import { dockerConnection } from './docker-connection';
 import { demultiplexLogs, lastBytes, MAX_LOG_BYTES } from './docker-logs';
 import { containerIsolation } from './docker-isolation';
+import { ContainerExits } from './docker-exits';
 import { AgentSpec, AgentState, AgentStateListener, ManagedAgent, RuntimeBackend } from './runtime';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -48,6 +49,8 @@ const KEPT_LOGS = 100;
 export class DockerRuntime implements RuntimeBackend {
   readonly name = 'local' as const;
   readonly hostLocal = true;
+  /** Every exit comes from the engine's events (`ContainerExits`); the scheduler's resync is the net under them. */
+  readonly reportsChanges = true;
   private readonly logger = new Logger(DockerRuntime.name);
   private readonly docker: Docker;
   private readonly listeners: AgentStateListener[] = [];
@@ -56,18 +59,20 @@ export class DockerRuntime implements RuntimeBackend {
   /** Output of removed containers, so a final task's logs can still be read. */
   private readonly keptLogs = new Map<string, Buffer>();
   /**
-   * Ends the engine requests under way at shutdown. Every running container's exit wait and every
-   * pull listens on it (each listener is removed when its request ends), so it has as many
-   * listeners as agents are at work: no limit, or Node would warn of a leak past ten.
+   * Ends the pulls under way at shutdown. Every pull listens on it (each listener is removed when
+   * its request ends), so it has as many listeners as images are being pulled: no limit, or Node
+   * would warn of a leak past ten.
    */
   private readonly closing = new AbortController();
 
   private readonly secrets: LocalSecrets;
+  private readonly exits: ContainerExits;
 
   constructor(private readonly options: DockerRuntimeOptions) {
     setMaxListeners(0, this.closing.signal);
     this.docker = new Docker(dockerConnection(options.dockerHost));
     this.secrets = new LocalSecrets(options.secretsFile ?? null);
+    this.exits = new ContainerExits(this.docker, `${MANAGED_BY_LABEL}=${options.dispatcherName}`, TASK_ID_LABEL, ({ name, taskId }) => void this.reportExit(taskId, name));
   }
 
   validate(spec: Pick<AgentSpec, 'image' | 'namespace'>): Record<string, string[]> {
@@ -151,6 +156,8 @@ export class DockerRuntime implements RuntimeBackend {
   }
 
   async listManaged(): Promise<ManagedAgent[]> {
+    // Those still running are taken up: their exits are reported from here on.
+    await this.exits.watching();
     const containers = await this.docker.listContainers({
       all: true,
       filters: { label: [`${MANAGED_BY_LABEL}=${this.options.dispatcherName}`] },
@@ -176,6 +183,7 @@ export class DockerRuntime implements RuntimeBackend {
 
   async close(): Promise<void> {
     this.closing.abort();
+    this.exits.close();
   }
 
   private containerName(taskId: string): string {
@@ -204,6 +212,7 @@ export class DockerRuntime implements RuntimeBackend {
 
   /** Creates the container (replacing a leftover of an earlier attempt) and starts it. */
   private async createAndStart(body: Docker.ContainerCreateOptions, taskId: string): Promise<void> {
+    await this.exits.watching();
     let container: Docker.Container;
     try {
       container = await this.docker.createContainer(body);
@@ -219,7 +228,6 @@ export class DockerRuntime implements RuntimeBackend {
       return;
     }
     this.emit(taskId, { phase: 'running' });
-    void this.watchExit(container, taskId, body.name!);
   }
 
   private async pullAndStart(body: Docker.ContainerCreateOptions, spec: AgentSpec): Promise<void> {
@@ -244,13 +252,17 @@ export class DockerRuntime implements RuntimeBackend {
     if (failed) throw new Error(failed.error);
   }
 
-  private async watchExit(container: Docker.Container, taskId: string, ref: string): Promise<void> {
+  /** What an exited container's state is, as its inspect tells: its exit code, or the engine's reason. */
+  private async reportExit(taskId: string, ref: string): Promise<void> {
     try {
-      await container.wait({ abortSignal: this.closing.signal });
       this.emit(taskId, await this.status(taskId, ref));
     } catch (error) {
-      // The dispatcher also polls `status`, so a lost wait only delays the news.
-      if (!this.closing.signal.aborted) this.logger.debug(`waiting for ${ref} ended early: ${engineMessage(error)}`);
+      if (this.closing.signal.aborted) return;
+      // Removed as it stopped (Podman may answer that race with a 500): whoever removed it has its state.
+      // Anything else: the scheduler's resync asks again.
+      const message = `the exit of ${ref} could not be read: ${engineMessage(error)}`;
+      if (/no such container/i.test(engineMessage(error))) this.logger.debug(message);
+      else this.logger.warn(message);
     }
   }
 
