@@ -18,6 +18,8 @@ import { agentSpecOf } from '../scheduler/agent-spec';
 const REFILL_TICK_MS = 1_000;
 /** Idle agents are asked about by their runtime this often (an exit pushed by the runtime is seen at once). */
 const CHECK_IDLE_EVERY_TICKS = 2;
+/** The same for a runtime that reports every change itself (`reportsChanges`): a resync, the net under its reports. */
+const RESYNC_IDLE_EVERY_TICKS = 30;
 /** A refill is under way while an agent recorded this long ago or less has not asked for its claim. */
 const REFILL_BOOT_MS = 60_000;
 /** After a pool agent could not be started, that pool waits this long before the next try. */
@@ -156,7 +158,11 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     // per idle agent (a container engine's inspect) held up a drained pool's replacements, and
     // the claims and boots beside them, by more than a second on a busy engine. An exit the
     // runtime reports is seen at once; this is the net under it.
-    if (tick % CHECK_IDLE_EVERY_TICKS === 0 && !refilling) await this.checkIdle(mine.filter((agent) => agent.state === 'idle'));
+    if (!refilling) await this.checkIdle(mine.filter((agent) => agent.state === 'idle' && tick % this.checkIdleEvery(agent.backend) === 0));
+  }
+
+  private checkIdleEvery(backend: string): number {
+    return this.runtimes.get(backend)?.reportsChanges ? RESYNC_IDLE_EVERY_TICKS : CHECK_IDLE_EVERY_TICKS;
   }
 
   private startSlotsOf(pool: WarmPool): Limit {

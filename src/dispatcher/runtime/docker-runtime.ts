@@ -109,7 +109,7 @@ export class DockerRuntime implements RuntimeBackend {
     try {
       info = await this.docker.getContainer(ref).inspect();
     } catch (error) {
-      if (statusOf(error) !== 404) throw error;
+      if (!isNoSuchContainer(error)) throw error;
       const failure = this.startFailures.get(taskId);
       if (failure) return { phase: 'failed_to_start', ...failure };
       // No reason goes with these: a slow pull is progress, not a stuck start (see outcomeOf).
@@ -257,12 +257,8 @@ export class DockerRuntime implements RuntimeBackend {
     try {
       this.emit(taskId, await this.status(taskId, ref));
     } catch (error) {
-      if (this.closing.signal.aborted) return;
-      // Removed as it stopped (Podman may answer that race with a 500): whoever removed it has its state.
-      // Anything else: the scheduler's resync asks again.
-      const message = `the exit of ${ref} could not be read: ${engineMessage(error)}`;
-      if (/no such container/i.test(engineMessage(error))) this.logger.debug(message);
-      else this.logger.warn(message);
+      // The scheduler's resync asks again.
+      if (!this.closing.signal.aborted) this.logger.warn(`the exit of ${ref} could not be read: ${engineMessage(error)}`);
     }
   }
 
@@ -309,6 +305,11 @@ function stateOf(info: Docker.ContainerInspectInfo, failure: StartFailure | unde
 
 function statusOf(error: unknown): number {
   return (error as EngineError)?.statusCode ?? 0;
+}
+
+/** Not found: a 404, or the 500 Podman answers when the container is removed while it is read. */
+function isNoSuchContainer(error: unknown): boolean {
+  return statusOf(error) === 404 || /no such container/i.test(engineMessage(error));
 }
 
 function isMissingImage(error: unknown): boolean {
