@@ -7,16 +7,8 @@ import { AgentSpec, AgentState } from '../../src/dispatcher/runtime/runtime';
 import { RuntimeRegistry } from '../../src/dispatcher/runtime/runtime-registry';
 import { AppConfig } from '../../src/shared/config/config';
 import { DEFAULT_AGENT_ISOLATION } from '../../src/shared/task-protocol/isolation';
+import { readUntil as until } from '../harness/wait';
 import { agentProtocolServer, removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await read();
-    if (done(state) || Date.now() > deadline) return state;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 describe('docker engine backend against Podman', () => {
   const dispatcherName = `atc-test-${randomUUID().slice(0, 8)}`;

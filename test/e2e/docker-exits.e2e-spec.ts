@@ -7,6 +7,7 @@ import Docker from 'dockerode';
 import { DockerRuntime } from '../../src/dispatcher/runtime/docker-runtime';
 import { AgentSpec, AgentState } from '../../src/dispatcher/runtime/runtime';
 import { DEFAULT_AGENT_ISOLATION } from '../../src/shared/task-protocol/isolation';
+import { readUntil as until } from '../harness/wait';
 import { agentProtocolServer, removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
 
 /**
@@ -48,15 +49,6 @@ async function engineRelay(enginePath: string): Promise<{ dockerHost: string; op
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function until<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 describe('docker engine backend: exits from the engine events', () => {

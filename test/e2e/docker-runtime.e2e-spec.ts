@@ -7,7 +7,7 @@ import { OBJECT_STORAGE, ObjectStorage } from '../../src/shared/storage/object-s
 import { http } from '../harness/http';
 import { removeManagedContainers, requireContainerEngine, SHELL_AGENT_IMAGE } from '../harness/podman';
 import { startTestSystem, TestSystem } from '../harness/system';
-import { waitFor } from '../harness/wait';
+import { readUntil } from '../harness/wait';
 
 interface ReceivedCallback {
   taskId: string;
@@ -31,13 +31,11 @@ async function callbackReceiver(): Promise<{ url: string; server: Server; receiv
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, received };
 }
 
-/** Reads until `done` holds for what was read, and returns that. */
+/** Reads until `done` holds for what was read, and returns that; fails when it never does. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 40_000): Promise<T> {
-  const found = await waitFor(async () => {
-    const value = await read();
-    return done(value) ? { value } : undefined;
-  }, timeoutMs, 'the container engine', 250);
-  return found.value;
+  const value = await readUntil(read, done, timeoutMs, 250);
+  if (!done(value)) throw new Error('Timed out waiting for the container engine');
+  return value;
 }
 
 describe('tasks on the docker local engine (Podman)', () => {

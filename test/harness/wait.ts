@@ -16,3 +16,16 @@ export async function waitFor<T>(
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
+
+/**
+ * Reads until `done` holds for what was read, or `timeoutMs` passed, and returns the last
+ * value read either way: the assertion that follows shows what was seen when it was not.
+ */
+export async function readUntil<T>(read: () => T | Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000, intervalMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { IncomingMessage } from 'node:http';
 import { Logger } from '@nestjs/common';
 import type Docker from 'dockerode';
@@ -93,7 +94,8 @@ export class ContainerExits {
         started();
       }
       if (this.closing.signal.aborted) return;
-      await pause(Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(this.failures, 10)), this.closing.signal);
+      // Ends early (rejecting) when closed; the loop's condition then stops it.
+      await sleep(Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(this.failures, 10)), undefined, { signal: this.closing.signal }).catch(() => undefined);
     }
   }
 
@@ -135,16 +137,4 @@ function seconds(ms: number): string {
 function engineSeconds(date: string | undefined): string | undefined {
   const ms = date ? Date.parse(date) : NaN;
   return Number.isNaN(ms) ? undefined : seconds(ms - 1_000);
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
