@@ -4,7 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { WarmPool } from '../../shared/config/warm-pools-settings';
 import { SerialLoop } from '../../shared/loop/serial-loop';
-import { AgentState, RuntimeBackend } from '../runtime/runtime';
+import { AgentState, REPORTED_RESYNC_MS, RuntimeBackend } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { TaskEntity } from '../tasks/task.entity';
 import { PoolAgentEntity } from './pool-agent.entity';
@@ -18,8 +18,8 @@ import { agentSpecOf } from '../scheduler/agent-spec';
 const REFILL_TICK_MS = 1_000;
 /** Idle agents are asked about by their runtime this often (an exit pushed by the runtime is seen at once). */
 const CHECK_IDLE_EVERY_TICKS = 2;
-/** The same for a runtime that reports every change itself (`reportsChanges`): a resync, the net under its reports. */
-const RESYNC_IDLE_EVERY_TICKS = 30;
+/** The same for a runtime that reports every change itself (`reportsChanges`): on the resync only. */
+const RESYNC_IDLE_EVERY_TICKS = REPORTED_RESYNC_MS / REFILL_TICK_MS;
 /** A refill is under way while an agent recorded this long ago or less has not asked for its claim. */
 const REFILL_BOOT_MS = 60_000;
 /** After a pool agent could not be started, that pool waits this long before the next try. */

@@ -19,7 +19,6 @@ export interface ContainerExit {
 }
 
 interface EngineEvent {
-  Type?: string;
   Action?: string;
   id?: string;
   time?: number;

@@ -52,6 +52,12 @@ export interface ManagedAgent {
   state: AgentState;
 }
 
+/**
+ * How often the dispatcher asks a backend that reports its changes (`reportsChanges`) about its
+ * agents anyway: the resync, the net under its reports, as informers have.
+ */
+export const REPORTED_RESYNC_MS = 30_000;
+
 export type AgentStateListener = (taskId: string, state: AgentState) => void;
 
 export interface RuntimeBackend {

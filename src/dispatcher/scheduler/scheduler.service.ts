@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Subscription } from 'rxjs';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { AgentState, RuntimeBackend, RuntimeUnavailableError } from '../runtime/runtime';
+import { AgentState, REPORTED_RESYNC_MS, RuntimeBackend, RuntimeUnavailableError } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { inExitGrace, isFinal, TaskStatus } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
@@ -19,8 +19,8 @@ import { isDatabaseUnavailable, StartOutage, startOutageWait, startRetries, star
 
 const TICK_MS = 500;
 const WATCH_EVERY_TICKS = 4;
-/** Backends that report changes themselves (Kubernetes watches) are asked about every live task this often: a resync, as informers do. */
-const RESYNC_EVERY_TICKS = 60;
+/** Backends that report changes themselves (Kubernetes watches, the docker engine's events) are asked about every live task on this tick: the resync. */
+const RESYNC_EVERY_TICKS = REPORTED_RESYNC_MS / TICK_MS;
 /** How often host-local agents are checked against their tasks (a cancel or time-out seen by another replica). */
 const SWEEP_STRAYS_EVERY_TICKS = 8;
 /** A task claimed as starting whose agent was never submitted (the dispatcher died in between) is started again after this. */
