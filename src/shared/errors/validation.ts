@@ -1,5 +1,6 @@
-import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, ValidationError, ValidationPipe, ValidationPipeOptions } from '@nestjs/common';
 import { hideReservedKeys, restoreReservedKeys } from '../validation/reserved-keys';
+import { acceptPlain } from '../validation/plain-acceptance';
 import { keepRuleLookups } from '../validation/rule-lookup';
 import { DomainError, FieldErrors } from './domain-error';
 
@@ -19,21 +20,29 @@ export function fieldErrors(errors: ValidationError[], parent = ''): FieldErrors
  * Free-form JSON keeps every key, `constructor` and `__proto__` included (reserved-keys.ts).
  */
 class BodyValidationPipe extends ValidationPipe {
+  constructor(options: ValidationPipeOptions, private readonly plainAcceptance: boolean) {
+    super(options);
+  }
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type !== 'body') return super.transform(value, metadata);
+    // Most bodies pass: those the rules can be run on directly skip the pipe's copies and error trees.
+    const accepted = this.plainAcceptance && metadata.metatype ? acceptPlain(metadata.metatype as new () => object, value) : undefined;
+    if (accepted) return accepted;
     return restoreReservedKeys(await super.transform(hideReservedKeys(value), metadata));
   }
 }
 
 const VALIDATOR_OPTIONS = { whitelist: true, forbidUnknownValues: false } as const;
 
-export function createValidationPipe(): ValidationPipe {
+/** `plainAcceptance: false` leaves every body to the pipe itself: the reference the fast path is compared with. */
+export function createValidationPipe({ plainAcceptance = true } = {}): ValidationPipe {
   keepRuleLookups();
   return new BodyValidationPipe({
     ...VALIDATOR_OPTIONS,
     transform: true,
     exceptionFactory: (errors) => DomainError.invalid(fieldErrors(errors)),
-  });
+  }, plainAcceptance);
 }
 
 /**

@@ -4,6 +4,12 @@ type ValidationMetadata = Parameters<MetadataStorage['addValidationMetadata']>[0
 type Lookup = (target: object, targetSchema: string | undefined, always: boolean, strictGroups: boolean, groups?: string[]) => ValidationMetadata[];
 
 let installed = false;
+let generation = 0;
+
+/** Counts the rules added since the lookups were kept: what was derived from them is stale when it moved. */
+export function ruleGeneration(): number {
+  return generation;
+}
 
 /**
  * class-validator finds a class's rules anew on every validation (and Nest's pipe once more
@@ -23,6 +29,7 @@ export function keepRuleLookups(): void {
   let kept = new WeakMap<object, Map<string, readonly ValidationMetadata[]>>();
   storage.addValidationMetadata = (metadata: ValidationMetadata): void => {
     kept = new WeakMap();
+    generation++;
     add(metadata);
   };
   (storage as unknown as { getTargetValidationMetadatas: Lookup }).getTargetValidationMetadatas = (target, targetSchema, always, strictGroups, groups) => {
