@@ -21,7 +21,9 @@ interface PropertyPlan {
   /** `@IsOptional`, `@ValidateIf`: every one must hold for the checks to run. */
   conditions: ((object: object, value: unknown) => boolean)[];
   checks: Check[];
-  /** `@ValidateNested` with `@Type(() => Class)`: the class each nested object becomes. */
+  /** `@ValidateNested` is among its rules. */
+  validatesNested: boolean;
+  /** With `@Type(() => Class)` beside it: the class each nested object becomes. */
   nested?: Target;
   /** Transformed by class-transformer in a way this does not follow: present in a body, the pipe decides. */
   unsupported?: boolean;
@@ -67,7 +69,7 @@ function planOf(target: Target): ClassPlan | null {
   }
   const known = plans.get(target);
   if (known !== undefined) return known;
-  // Set first: a class nested in itself finds its plan under way.
+  // Set first: a class nested in itself finds no plan while its own is made, and leaves that property to the pipe.
   plans.set(target, NO_PLAN);
   const plan = compile(target);
   plans.set(target, plan);
@@ -83,7 +85,7 @@ function compile(target: Target): ClassPlan | null {
   const properties = new Map<string, PropertyPlan>();
   for (const rule of rules) {
     let property = properties.get(rule.propertyName);
-    if (!property) properties.set(rule.propertyName, (property = { name: rule.propertyName, conditions: [], checks: [] }));
+    if (!property) properties.set(rule.propertyName, (property = { name: rule.propertyName, conditions: [], checks: [], validatesNested: false }));
     switch (rule.type) {
       case ValidationTypes.CUSTOM_VALIDATION:
       case ValidationTypes.IS_DEFINED: {
@@ -96,7 +98,7 @@ function compile(target: Target): ClassPlan | null {
         property.conditions.push(rule.constraints[0] as PropertyPlan['conditions'][number]);
         break;
       case ValidationTypes.NESTED_VALIDATION:
-        property.nested = NESTED_PENDING;
+        property.validatesNested = true;
         break;
       case ValidationTypes.WHITELIST:
         break;
@@ -106,19 +108,15 @@ function compile(target: Target): ClassPlan | null {
   }
   for (const property of properties.values()) {
     const type = defaultMetadataStorage.findTypeMetadata(target, property.name);
-    const validatesNested = property.nested !== undefined;
-    const nested = validatesNested ? nestedClassOf(type) : null;
+    const nested = property.validatesNested ? nestedClassOf(type) : null;
     property.nested = nested && planOf(nested) ? nested : undefined;
     // A property transformed on its way (`@Transform`, a conversion such as `@Type(() => Number)`,
     // a nested class this cannot build): a body that holds it is left to the pipe.
     property.unsupported = defaultMetadataStorage.findTransformMetadatas(target, property.name, TransformationType.PLAIN_TO_CLASS).length > 0
-      || ((type !== undefined || validatesNested) && !property.nested);
+      || ((type !== undefined || property.validatesNested) && !property.nested);
   }
   return { target, properties };
 }
-
-/** Marks a property as nested until its class is known. */
-const NESTED_PENDING = class {} as Target;
 
 const NOT_CLASSES = new Set<unknown>([Object, Array, String, Number, Boolean, Date, Map, Set, Buffer, Promise, Symbol, BigInt]);
 
@@ -176,9 +174,9 @@ function passes(plan: ClassPlan, instance: Instance): boolean {
     for (const { metadata, constraints } of property.checks) {
       if (metadata.validateIf && !metadata.validateIf(instance, value)) continue;
       const args: ValidationArguments = { targetName: instance.constructor?.name, property: metadata.propertyName, object: instance, value, constraints: metadata.constraints };
+      // `each` checks an array's items one by one (JSON holds no Set or Map), anything else as it is.
+      const items = metadata.each && Array.isArray(value) ? value : [value];
       for (const constraint of constraints) {
-        const items = metadata.each && Array.isArray(value) ? value : [value];
-        if (metadata.each && !Array.isArray(value) && (value instanceof Set || value instanceof Map)) return false;
         for (const item of items) {
           const valid: unknown = constraint.instance.validate(item, args);
           if (!valid || isThenable(valid)) return false;
