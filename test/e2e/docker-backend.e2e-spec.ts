@@ -151,7 +151,8 @@ describe('docker engine backend against Podman', () => {
         if (state.phase !== 'starting') final = state;
       }
     };
-    await Promise.race([Promise.all([poller(), poller(), poller(), poller()]), new Promise((resolve) => setTimeout(resolve, 30_000))]);
+    // The deadline's timer is unref'd: once the pollers are done it must not hold Jest for its 30 s.
+    await Promise.race([Promise.all([poller(), poller(), poller(), poller()]), new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
     expect(final).toMatchObject({ phase: 'failed_to_start', reason: 'ImagePullFailed' });
     expect(seen.filter((state) => state.phase !== 'starting' && state.phase !== 'failed_to_start')).toEqual([]);
     // A pull in progress is not a stuck start: no reason that the start grace would count.
