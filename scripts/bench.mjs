@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { root } from './bench-lib.mjs';
 
-const ALL = ['bench-tasks.mjs', 'bench-skills.mjs', 'bench-pipeline.mjs', 'bench-task-cpu.mjs', 'bench-queue.mjs', 'bench-ingest.mjs', 'bench-lists.mjs', 'bench-dispatcher-start.mjs', 'bench-subscriptions.mjs', 'bench-streams.mjs', 'bench-tracing.mjs', 'bench-warm.mjs', 'bench-kube-scale.mjs'];
+const ALL = ['bench-tasks.mjs', 'bench-skills.mjs', 'bench-pipeline.mjs', 'bench-task-cpu.mjs', 'bench-queue.mjs', 'bench-ingest.mjs', 'bench-lists.mjs', 'bench-dispatcher-start.mjs', 'bench-subscriptions.mjs', 'bench-streams.mjs', 'bench-tracing.mjs', 'bench-warm.mjs', 'bench-kube-scale.mjs', 'bench-idle.mjs'];
 const scripts = process.env.BENCH_SCRIPTS ? process.env.BENCH_SCRIPTS.split(',').map((name) => name.trim()) : ALL;
 const MARK = 'BENCH-FIGURE ';
 

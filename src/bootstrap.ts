@@ -14,6 +14,7 @@ import { logFormatFor } from './shared/logging/pretty-output';
 import { requestContext } from './shared/logging/request-context';
 import { closeServer, listenOnAgentPort } from './dispatcher/agent/agent-port';
 import { applyServerLimits } from './shared/http/server-limits';
+import { collectProcessMetrics } from './shared/metrics/metrics';
 import type { Server } from 'node:http';
 
 export interface RunningSystem {
@@ -25,6 +26,7 @@ export interface RunningSystem {
 
 /** Builds one role's Nest application, configured but not listening. */
 export async function createRoleApp(role: SchemaRole, config: AppConfig): Promise<INestApplication> {
+  collectProcessMetrics(config.metricsEventLoopResolutionMs);
   const module = role === 'controller' ? ControllerModule.forRoot(config) : DispatcherModule.forRoot(config);
   const app = await NestFactory.create(module, {
     bodyParser: false,

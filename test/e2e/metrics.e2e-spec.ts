@@ -52,6 +52,21 @@ describe('operator metrics of both roles', () => {
     expect(dispatcher.families()).not.toContain('process_cpu_seconds_total');
   });
 
+  it('shows a stall of the event loop longer than its sampling interval in the lag series', async () => {
+    // The system runs in this process: blocking this thread blocks its event loop.
+    await scrape(system.controllerUrl); // each scrape starts the loop's delay histogram afresh
+    // After a reset Node's histogram records from its second sample on: let a few go by first.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const until = Date.now() + 400;
+    while (Date.now() < until) {
+      // a 400 ms stall, four times the default METRICS_EVENT_LOOP_RESOLUTION_MS
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const controller = await scrape(system.controllerUrl);
+    expect(controller.value('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.25);
+    expect(controller.value('nodejs_eventloop_lag_max_seconds')).toBeLessThan(5);
+  });
+
   it('counts webhook deliveries by source and outcome', async () => {
     expect((await sendWebhook(system.controllerUrl, await signedWebhook('forge', pushPayload(), { secret: forgeSecret }))).status).toBe(202);
     expect((await sendWebhook(system.controllerUrl, await signedWebhook('forge', pushPayload(), { secret: 'wrong' }))).status).toBe(401);

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       maxConcurrentTasks: 10,
       startGraceSeconds: 120,
       callbackMaxAgeSeconds: 86400,
+      metricsEventLoopResolutionMs: 100,
     });
   });
 
@@ -58,9 +59,11 @@ describe('loadConfig', () => {
       DISPATCHER_LABELS: '[1]',
       DISPATCHER_BACKENDS: 'local,nomad',
       MIGRATIONS_RUN: 'maybe',
+      METRICS_EVENT_LOOP_RESOLUTION_MS: '0',
     });
     expect(problems).toEqual([
       'CONTROLLER_PORT must be a whole number from 0 to 65535 (got "eighty")',
+      'METRICS_EVENT_LOOP_RESOLUTION_MS must be a whole number from 1 to 60000 (got "0")',
       'MIGRATIONS_RUN must be true or false (got "maybe")',
       'REDIS_URL must be a URL with redis: or rediss: (got "http://nope")',
       'DISPATCHER_LABELS must be a JSON object of strings (got "[1]")',

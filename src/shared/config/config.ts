@@ -34,6 +34,13 @@ export interface AppConfig {
    * Express; off, the Nest routes answer them. The differential spec runs both ways.
    */
   httpHotLane: boolean;
+  /**
+   * How often the event loop's delay is sampled for the `nodejs_eventloop_lag_*` series, in ms.
+   * Each sample is a timer firing: at prom-client's 10 ms default an idle process spends about
+   * 9 ms of CPU a second on it (scripts/bench-idle.mjs measures it); a stall longer than this
+   * is always in the max.
+   */
+  metricsEventLoopResolutionMs: number;
 
   databaseUrl: string | null;
   databasePoolSize: number;
@@ -223,6 +230,7 @@ export function loadConfig(env: Env, argv: string[] = []): AppConfig {
     httpHotLane: r.bool('HTTP_HOT_LANE', true),
     logLevel: r.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     logFormat: r.oneOf('LOG_FORMAT', 'auto', ['auto', 'json', 'pretty']),
+    metricsEventLoopResolutionMs: r.int('METRICS_EVENT_LOOP_RESOLUTION_MS', 100, 1, 60_000),
 
     databaseUrl: r.url('DATABASE_URL', null, ['postgres:', 'postgresql:']),
     databasePoolSize: r.int('DATABASE_POOL_SIZE', 10, 1, 200),

@@ -9,11 +9,24 @@ export type MetricsRole = 'controller' | 'dispatcher';
  */
 const registries: Record<MetricsRole, Registry> = { controller: new Registry(), dispatcher: new Registry() };
 export const processRegistry = new Registry();
-collectDefaultMetrics({ register: processRegistry });
-// Gauges that prom-client names with `_total`, which Prometheus keeps for counters
-// (promtool flags them); `nodejs_active_handles` etc. give the same figures by type.
-for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
-  processRegistry.removeSingleMetric(name);
+let processSeriesResolutionMs: number | undefined;
+
+/**
+ * The process's own series (memory, CPU, event loop), once per process: the first role app
+ * built starts them, later ones (the second role of `all`, a test's next app) find them there.
+ * `eventLoopResolutionMs` is METRICS_EVENT_LOOP_RESOLUTION_MS: each sample of the loop's delay
+ * is a timer firing, so prom-client's 10 ms default keeps an idle process waking 100 times a
+ * second.
+ */
+export function collectProcessMetrics(eventLoopResolutionMs: number): void {
+  if (processSeriesResolutionMs !== undefined) return;
+  processSeriesResolutionMs = eventLoopResolutionMs;
+  collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: eventLoopResolutionMs });
+  // Gauges that prom-client names with `_total`, which Prometheus keeps for counters
+  // (promtool flags them); `nodejs_active_handles` etc. give the same figures by type.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    processRegistry.removeSingleMetric(name);
+  }
 }
 
 export function roleRegistry(role: MetricsRole): Registry {
