@@ -264,11 +264,6 @@ export class TasksRepository {
     });
   }
 
-  /** Tasks handed to a runtime and not final yet, for watching and recovery. */
-  active(): Promise<TaskEntity[]> {
-    return this.db.getRepository(TaskEntity).find({ where: { status: In([...ACTIVE_STATUSES]) }, order: { seq: 'ASC' } });
-  }
-
   /**
    * For the resync of backends that report their changes: where each of their live agents
    * runs, four columns a row, so asking about 10,000 running agents every resync does not
@@ -284,25 +279,31 @@ export class TasksRepository {
     return rows.map((row) => ({ taskId: row.task_id, runtimeBackend: row.runtime_backend, runtimeRef: row.runtime_ref, runtimeOwner: row.runtime_owner, poolAgentId: row.pool_agent_id }));
   }
 
-  /** Active tasks, but of the backends in `skipBackends` only those not yet handed to their runtime. */
-  activeExcept(skipBackends: string[]): Promise<TaskEntity[]> {
-    if (skipBackends.length === 0) return this.active();
-    return this.db.getRepository(TaskEntity).createQueryBuilder('task')
-      .where('task.status = ANY(:active)', { active: ACTIVE_STATUSES })
-      .andWhere('(task.runtime_ref IS NULL OR task.runtime_backend IS NULL OR NOT (task.runtime_backend = ANY(:skip)))', { skip: skipBackends })
-      .orderBy('task.seq', 'ASC')
-      .getMany();
+  /**
+   * Tasks not final yet, but of the backends in `skipBackends` only those not yet handed to
+   * their runtime, oldest first. The scheduler's housekeeping asks this (and `overdue`) every
+   * few hundred milliseconds whether or not anything runs: prepared statements, not built
+   * queries, so a server at rest does not build and describe them again each time.
+   */
+  async activeExcept(skipBackends: string[]): Promise<TaskEntity[]> {
+    const rows = await runPrepared(
+      this.db,
+      `SELECT ${this.columns} FROM ${TASKS}
+       WHERE status = ANY($1) AND (runtime_ref IS NULL OR runtime_backend IS NULL OR NOT (runtime_backend = ANY($2)))
+       ORDER BY seq`,
+      [ACTIVE_STATUSES, skipBackends],
+    );
+    return rows.map((row) => this.toTask(row));
   }
 
   async countActive(): Promise<number> {
     return this.db.getRepository(TaskEntity).countBy({ status: In([...ACTIVE_STATUSES]) });
   }
 
-  overdue(): Promise<TaskEntity[]> {
-    return this.db.getRepository(TaskEntity).createQueryBuilder('task')
-      .where('task.status = ANY(:active)', { active: ACTIVE_STATUSES })
-      .andWhere('task.deadline_at < now()')
-      .getMany();
+  /** Tasks not final yet whose deadline has passed. */
+  async overdue(): Promise<TaskEntity[]> {
+    const rows = await runPrepared(this.db, `SELECT ${this.columns} FROM ${TASKS} WHERE status = ANY($1) AND deadline_at < now()`, [ACTIVE_STATUSES]);
+    return rows.map((row) => this.toTask(row));
   }
 
   /** Records progress while the task is live; false once it is final. */
