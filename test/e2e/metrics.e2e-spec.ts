@@ -79,7 +79,7 @@ describe('operator metrics of both roles', () => {
     // No dispatcher runs kubernetes here: the task waits, pending, with the reason.
     const waiting = await createTask(system, { runtime_target: { type: 'kubernetes', namespace: 'agents' } });
     expect(waiting.status).toBe(201);
-    const env = await testEnv({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false });
+    const env = { ...await testEnv({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false }), METRICS_EVENT_LOOP_RESOLUTION_MS: '250' };
     const replicaUrl = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
     const replica = await new RoleProcess(env, `${replicaUrl}/health/`).start();
     try {
@@ -94,6 +94,11 @@ describe('operator metrics of both roles', () => {
       expect(there.value('controller_tasks_finished_total{outcome="completed"}')).toBeUndefined();
       // A controller process alone serves the process series on its one port.
       expect(there.families()).toContain('process_cpu_seconds_total');
+      // Node's histogram records the time between samples: its least is the sampling interval,
+      // 250 ms there as the replica was told, the default 100 ms here.
+      expect(there.value('nodejs_eventloop_lag_min_seconds')).toBeGreaterThanOrEqual(0.24);
+      expect(here.value('nodejs_eventloop_lag_min_seconds')).toBeGreaterThanOrEqual(0.09);
+      expect(here.value('nodejs_eventloop_lag_min_seconds')).toBeLessThan(0.2);
       expect(promtoolComplaints(there.text)).toBe('');
     } finally {
       await replica.stop();

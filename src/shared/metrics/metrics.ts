@@ -9,7 +9,7 @@ export type MetricsRole = 'controller' | 'dispatcher';
  */
 const registries: Record<MetricsRole, Registry> = { controller: new Registry(), dispatcher: new Registry() };
 export const processRegistry = new Registry();
-let processSeriesResolutionMs: number | undefined;
+let processSeriesStarted = false;
 
 /**
  * The process's own series (memory, CPU, event loop), once per process: the first role app
@@ -19,8 +19,8 @@ let processSeriesResolutionMs: number | undefined;
  * second.
  */
 export function collectProcessMetrics(eventLoopResolutionMs: number): void {
-  if (processSeriesResolutionMs !== undefined) return;
-  processSeriesResolutionMs = eventLoopResolutionMs;
+  if (processSeriesStarted) return;
+  processSeriesStarted = true;
   collectDefaultMetrics({ register: processRegistry, eventLoopMonitoringPrecision: eventLoopResolutionMs });
   // Gauges that prom-client names with `_total`, which Prometheus keeps for counters
   // (promtool flags them); `nodejs_active_handles` etc. give the same figures by type.
