@@ -20,20 +20,18 @@
 //   BENCH_TASKS=100 BENCH_ROUNDS=3 BENCH_LANES=1 BENCH_MAX_CONCURRENT=10
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { monotonicMs as now } from './bench-clock.mjs';
-import { bootServer, countStatus, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
+import { bootServer, countStatus, cpuMs, database, emitFigure, freePort, interleaved, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const taskCount = Number(process.env.BENCH_TASKS ?? 100);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const lanes = Number(process.env.BENCH_LANES ?? 1);
 const maxConcurrent = Number(process.env.BENCH_MAX_CONCURRENT ?? 10);
 const AGENT = path.join('scripts', 'bench-checkin-agent.mjs');
-/** Clock ticks per second of /proc/<pid>/stat (fixed at 100 on Linux). */
-const USER_HZ = 100;
 
 /**
  * What the agents and the dispatcher call back: the agents' reports of their check-in, the
@@ -83,12 +81,6 @@ async function inLanes(count, width, work) {
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < count) await work(next++);
   }));
-}
-
-/** CPU time (user + system) a process has used itself, in ms: its share of the machine, whatever the load. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
 }
 
 const figures = (values) => `p50 ${percentile(values, 50).toFixed(1)} ms, p99 ${percentile(values, 99).toFixed(1)} ms`;

@@ -10,21 +10,15 @@
 //
 //   BENCH_IDLE_SETTLE_SECONDS=40 BENCH_IDLE_WINDOWS=6 BENCH_IDLE_MAIN=<checkout>/dist/src/main.js (another build in place of the second)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootAllInOne, database, premises, productionServices, runBenchScript, spread } from './bench-lib.mjs';
+import { bootAllInOne, cpuMs, database, premises, productionServices, runBenchScript, spread } from './bench-lib.mjs';
 
 const settleSeconds = Number(process.env.BENCH_IDLE_SETTLE_SECONDS ?? 40);
 const windows = Number(process.env.BENCH_IDLE_WINDOWS ?? 6);
 const WINDOW_MS = 5000;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** CPU milliseconds (user + system) a process has used so far. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-}
 
 /** A bare node:http server listening on loopback and doing nothing else. */
 async function bareServer() {

@@ -29,13 +29,13 @@
 //   BENCH_KUBE_TASKS=10000 BENCH_KUBE_BURST_TASKS=1000 BENCH_KUBE_QPS=50 BENCH_KUBE_BURST=100 BENCH_KUBE_FINISH=2000
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as path from 'node:path';
-import { bootServer, countStatus, database, loadKubeApiServer, emitFigure, freePort, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
+import { bootServer, countStatus, cpuMs, database, loadKubeApiServer, emitFigure, freePort, median, percentile, premises, productionServices, requireStatuses, root, runBenchScript, secret, spread, tally } from './bench-lib.mjs';
 
 const taskCount = Number(process.env.BENCH_KUBE_TASKS ?? 10_000);
 const burstSize = Number(process.env.BENCH_KUBE_BURST_TASKS ?? 1000);
@@ -50,13 +50,8 @@ const idleSeconds = Number(process.env.BENCH_KUBE_IDLE_SECONDS ?? 30);
 const finishCount = Math.min(taskCount, Number(process.env.BENCH_KUBE_FINISH ?? 2000));
 const LANES = 16;
 const NAMESPACE = 'agents';
-const USER_HZ = 100;
 const require = createRequire(import.meta.url);
 
-const cpuMs = (pid) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
-};
 const MiB = (bytes) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
 /** process.memoryUsage() of the dispatcher after two full collections, through its inspector. */

@@ -104,6 +104,14 @@ export const median = (values) => percentile(values, 50);
 /** The median of one figure over repeated runs: `medianOf(runs, (run) => run.rate)`. */
 export const medianOf = (runs, pick) => median(runs.map(pick));
 
+/** A process's user + system CPU time so far, in ms, from /proc/<pid>/stat (clock ticks of 10 ms, USER_HZ 100). */
+export function cpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name in parentheses may hold spaces or parentheses: the fields start after the last `) `.
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
 export const secret = () => randomBytes(24).toString('base64url');
 
 /**

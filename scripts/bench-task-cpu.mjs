@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  allInOneConsumer, BENCH_AGENT_COMMAND, BENCH_AGENT_IMAGE, bootAllInOne, countStatus, database, emitFigure, interleaved, median,
+  allInOneConsumer, BENCH_AGENT_COMMAND, BENCH_AGENT_IMAGE, bootAllInOne, countStatus, cpuMs, database, emitFigure, interleaved, median,
   premises, productionServices, requireStatuses, root, runBenchScript, spread, tally,
 } from './bench-lib.mjs';
 
@@ -34,14 +34,7 @@ const taskRate = env('BENCH_CPU_RATE', 10);
 const rounds = env('BENCH_CPU_ROUNDS', process.env.BENCH_ROUNDS ?? 3);
 const maxConcurrent = env('BENCH_CPU_MAX_CONCURRENT', 32);
 const AGENT = BENCH_AGENT_COMMAND.split(' ');
-const TICKS_PER_SECOND = 100;
 const sleep = (millis) => new Promise((resolve) => setTimeout(resolve, millis));
-
-/** CPU milliseconds (user + system) a process has used so far. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-}
 
 /** The process spawner started for `dataDir`, if one runs. */
 function spawnerPid(dataDir) {

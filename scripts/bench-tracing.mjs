@@ -20,11 +20,11 @@
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, countStatus, database, dispatcherStandIn, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally, postStatus } from './bench-lib.mjs';
+import { bootServer, countStatus, cpuMs, database, dispatcherStandIn, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally, postStatus } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 1000);
 const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
@@ -150,12 +150,6 @@ async function drain(server, limitMs = 120_000) {
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return performance.now() - started;
-}
-
-/** A process's user + system CPU time so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 async function main() {
