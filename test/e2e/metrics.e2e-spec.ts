@@ -79,7 +79,7 @@ describe('operator metrics of both roles', () => {
     // No dispatcher runs kubernetes here: the task waits, pending, with the reason.
     const waiting = await createTask(system, { runtime_target: { type: 'kubernetes', namespace: 'agents' } });
     expect(waiting.status).toBe(201);
-    const env = { ...await testEnv({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false }), METRICS_EVENT_LOOP_RESOLUTION_MS: '250' };
+    const env: Record<string, string | undefined> = { ...await testEnv({ role: 'controller', databaseUrl: system.config.databaseUrl!, redis: false }), METRICS_EVENT_LOOP_RESOLUTION_MS: '250' };
     const replicaUrl = `http://127.0.0.1:${env.CONTROLLER_PORT}`;
     const replica = await new RoleProcess(env, `${replicaUrl}/health/`).start();
     try {
