@@ -1,5 +1,6 @@
 import { LoggerService } from '@nestjs/common';
 import pino, { Logger as PinoLogger } from 'pino';
+import { FlushWhenWritten } from './flush-when-written';
 import { LogFormat, prettyDestination } from './pretty-output';
 import { requestContext } from './request-context';
 import { logTraceFields } from '../tracing/trace-context';
@@ -46,16 +47,15 @@ export function createRootLogger(level: string, format: LogFormat = 'json', dest
 
 /**
  * Standard output written in blocks rather than a write per line: on a busy server each line
- * was a system call of its own (a task's life logs about ten). Lines wait at most
- * LOG_FLUSH_MS, and what is buffered is written out synchronously when the process exits
- * (pino's exit hook), so only a SIGKILL can lose the last fraction of a second.
+ * was a system call of its own (a task's life logs about ten). Lines wait at most about
+ * LOG_FLUSH_MS (`FlushWhenWritten`), and what is buffered is written out synchronously when the
+ * process exits (pino's exit hook), so only a SIGKILL can lose the last fraction of a second.
  */
 const LOG_BUFFER_BYTES = 4096;
 const LOG_FLUSH_MS = 100;
 
 function bufferedStdout(): pino.DestinationStream {
-  // sonic-boom's periodicFlush: a timer of its own (unref'd) writes what waits every LOG_FLUSH_MS.
-  return pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
+  return new FlushWhenWritten(pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES }), LOG_FLUSH_MS);
 }
 
 export function rootLogger(): PinoLogger {
