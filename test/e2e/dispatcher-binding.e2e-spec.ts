@@ -38,10 +38,18 @@ describe('dispatchers bound to who registered them', () => {
     const takeover = await http('POST', url('checkin/'), { headers: intruder.headers, json: registration('http://127.0.0.1:9666') });
     expect(takeover.status).toBe(409);
     expect(takeover.body).toMatchObject({ code: 'conflict', detail: expect.stringContaining('/api/v1/dispatchers/edge/rebind/') });
+    const own = await http('POST', url('heartbeat/'), { headers: owner.headers, json: { dispatcher_guid: first.body.dispatcher_guid, active_tasks: 3, capacity: 7 } });
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual({ status: 'ok', dispatcher_guid: first.body.dispatcher_guid, heartbeat_interval_seconds: expect.any(Number) });
     const beat = await http('POST', url('heartbeat/'), { headers: intruder.headers, json: { dispatcher_guid: first.body.dispatcher_guid, active_tasks: 0, capacity: 1 } });
     expect(beat.status).toBe(409);
+    expect(beat.body).toMatchObject({ code: 'conflict', detail: expect.stringContaining('/api/v1/dispatchers/edge/rebind/') });
+    // The refused heartbeat changed nothing: the owner's report stands.
     const kept = await http('GET', url('edge/'), { headers: operator(system) });
-    expect(kept.body).toMatchObject({ endpoint_url: 'http://127.0.0.1:9001', bound_to: `client:${owner.clientId}` });
+    expect(kept.body).toMatchObject({ endpoint_url: 'http://127.0.0.1:9001', bound_to: `client:${owner.clientId}`, active_tasks: 3, capacity: 7, state: 'online' });
+    // An operator's heartbeat is taken for any dispatcher, and leaves the binding alone.
+    expect((await http('POST', url('heartbeat/'), { headers: operator(system), json: { dispatcher_guid: first.body.dispatcher_guid, active_tasks: 2, capacity: 7 } })).status).toBe(200);
+    expect((await http('GET', url('edge/'), { headers: operator(system) })).body).toMatchObject({ active_tasks: 2, bound_to: `client:${owner.clientId}` });
 
     // The owner itself checks in again freely.
     expect((await http('POST', url('checkin/'), { headers: owner.headers, json: registration('http://127.0.0.1:9002') })).status).toBe(200);
