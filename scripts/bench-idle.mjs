@@ -8,7 +8,7 @@
 // boot), then read together from /proc (user + system) over BENCH_IDLE_WINDOWS windows of 5 s.
 // Prints each one's median and spread of the windows; no target is attached (informational).
 //
-//   BENCH_IDLE_SETTLE_SECONDS=40 BENCH_IDLE_WINDOWS=6 BENCH_IDLE_MAIN=<checkout>/dist/src/main.js (another build in place of the second)
+//   BENCH_IDLE_SETTLE_SECONDS=40 BENCH_IDLE_WINDOWS=6 BENCH_IDLE_MAIN=<checkout>/dist/src/main.js (another build at its defaults, beside the others)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,9 +46,9 @@ async function main() {
     };
     const bare = await bareServer();
     running.push({ name: 'bare node:http server (baseline)', pid: bare.child.pid, stop: bare.stop });
-    await boot('all role, defaults', {}, process.env.BENCH_IDLE_MAIN);
+    await boot('all role, defaults', {});
     await boot('all role, METRICS_EVENT_LOOP_RESOLUTION_MS=10', { METRICS_EVENT_LOOP_RESOLUTION_MS: '10' });
-    if (process.env.BENCH_IDLE_MAIN) console.log(`the second server runs ${process.env.BENCH_IDLE_MAIN}`);
+    if (process.env.BENCH_IDLE_MAIN) await boot(`all role, defaults, ${process.env.BENCH_IDLE_MAIN}`, {}, process.env.BENCH_IDLE_MAIN);
     console.log(`settling ${settleSeconds} s, then ${windows} windows of ${WINDOW_MS / 1000} s`);
     await sleep(settleSeconds * 1000);
     const samples = running.map(() => []);
