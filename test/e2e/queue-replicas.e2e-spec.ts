@@ -47,32 +47,37 @@ describe('a concurrency limit across controller replicas', () => {
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     })();
-    const task = {
-      agent_image: 'agent-examples/sleep',
-      env: { SLEEP_SECONDS: '1' },
-      concurrency: { key: KEY, limit: LIMIT, strategy: 'queue' },
-    };
-    const created = await Promise.all(Array.from({ length: 12 }, (_, i) => createTask(i % 2 === 0 ? a : bSystem, task)));
-    expect(created.map((answer) => answer.status)).toEqual(Array(12).fill(201));
-    expect(created[0].body).toMatchObject({ priority: 0, concurrency_key: KEY });
-    const guids = created.map((answer) => answer.body.guid as string);
+    // Stopped however the test ends: a watcher left polling after a failed wait outlived the
+    // system and its rejected query took the whole Jest process down instead of failing here.
+    try {
+      const task = {
+        agent_image: 'agent-examples/sleep',
+        env: { SLEEP_SECONDS: '1' },
+        concurrency: { key: KEY, limit: LIMIT, strategy: 'queue' },
+      };
+      const created = await Promise.all(Array.from({ length: 12 }, (_, i) => createTask(i % 2 === 0 ? a : bSystem, task)));
+      expect(created.map((answer) => answer.status)).toEqual(Array(12).fill(201));
+      expect(created[0].body).toMatchObject({ priority: 0, concurrency_key: KEY });
+      const guids = created.map((answer) => answer.body.guid as string);
 
-    // While some wait, they say why.
-    const waiting = await waitFor(async () => {
-      for (const guid of guids) {
-        const view = (await getTask(a, guid)).body;
-        if (view.status === 'pending' && view.waiting_reason) return view;
-      }
-      return undefined;
-    }, 30_000, 'a task to wait with its reason');
-    expect(waiting.waiting_reason).toBe(`concurrency limit of ${KEY} reached (${LIMIT}/${LIMIT})`);
+      // While some wait, they say why.
+      const waiting = await waitFor(async () => {
+        for (const guid of guids) {
+          const view = (await getTask(a, guid)).body;
+          if (view.status === 'pending' && view.waiting_reason) return view;
+        }
+        return undefined;
+      }, 30_000, 'a task to wait with its reason');
+      expect(waiting.waiting_reason).toBe(`concurrency limit of ${KEY} reached (${LIMIT}/${LIMIT})`);
 
-    await waitFor(async () => {
-      const views = await Promise.all(guids.map((guid) => getTask(a, guid)));
-      return views.every((view) => view.body.status === 'completed');
-    }, 150_000, 'every task to complete', 500);
-    watching = false;
-    await watcher;
+      await waitFor(async () => {
+        const views = await Promise.all(guids.map((guid) => getTask(a, guid)));
+        return views.every((view) => view.body.status === 'completed');
+      }, 150_000, 'every task to complete', 500);
+    } finally {
+      watching = false;
+      await watcher;
+    }
     expect(Math.max(...seen)).toBe(LIMIT);
     expect(seen.filter((count) => count > LIMIT)).toEqual([]);
   });
