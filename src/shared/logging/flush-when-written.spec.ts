@@ -75,4 +75,13 @@ describe('log lines written in blocks', () => {
       out.close();
     }
   });
+
+  it('lets a destination that was ended meanwhile be, rather than throw from its timer', async () => {
+    const out = fileOutput(4096, 20);
+    await out.ready();
+    out.output.write('{"msg":"before the end"}\n');
+    out.close();
+    await sleep(100);
+    expect(() => out.output.flush()).not.toThrow();
+  });
 });

@@ -2,6 +2,8 @@
 export interface BufferedSink {
   write(text: string): boolean;
   flush(): void;
+  /** Ended (pino ends its destination when the event loop empties): a flush then throws. */
+  readonly destroyed?: boolean;
 }
 
 /**
@@ -31,12 +33,13 @@ export class FlushWhenWritten implements BufferedSink {
   }
 
   flush(): void {
-    this.sink.flush();
+    if (!this.sink.destroyed) this.sink.flush();
   }
 
   private arm(): NodeJS.Timeout {
     return setTimeout(() => {
       this.timer = undefined;
+      if (this.sink.destroyed) return;
       this.sink.flush();
       if (!this.written) return;
       this.written = false;
