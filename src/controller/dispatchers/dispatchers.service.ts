@@ -106,14 +106,14 @@ export class DispatchersService {
    * controller at rest did.
    */
   async heartbeat(dto: DispatcherHeartbeatDto, principal: Principal): Promise<{ guid: string; heartbeatIntervalSeconds: number }> {
-    if (!isUUID(dto.dispatcher_guid)) throw new DomainError('not_found', 'Dispatcher not found; check in again.');
+    if (!isUUID(dto.dispatcher_guid)) throw unknownDispatcher();
     const now = new Date();
     const binding = principal.kind === 'operator' ? null : bindingOf(principal);
     const [before] = await runPrepared<HeartbeatRow>(this.db, HEARTBEAT, [
       dto.dispatcher_guid, dto.active_tasks, dto.capacity, now, dto.warm_pools ? JSON.stringify(dto.warm_pools) : null, binding,
     ]);
-    if (!before) throw new DomainError('not_found', 'Dispatcher not found; check in again.');
-    if (!before.updated) assertBoundTo({ name: before.name, slug: before.slug, boundTo: before.bound_to } as Dispatcher, principal);
+    if (!before) throw unknownDispatcher();
+    if (!before.updated) assertBoundTo({ name: before.name, slug: before.slug, boundTo: before.bound_to }, principal);
     if (dispatcherState(before.last_heartbeat_at, before.heartbeat_interval_seconds, now) !== 'online') {
       this.cameOnline.next(await this.dispatchers.findOneByOrFail({ guid: before.guid }));
     }
@@ -195,7 +195,6 @@ export class DispatchersService {
   }
 }
 
-/** What a dispatcher is bound to when `principal` checks it in: every operator is one principal here. */
 /**
  * A heartbeat: the row before it ($1), and the update when the caller is an operator ($6 null)
  * or the principal the dispatcher is bound to (or it is bound to none).
@@ -210,6 +209,11 @@ const HEARTBEAT = `WITH before AS (
     RETURNING d.guid)
   SELECT before.*, EXISTS (SELECT 1 FROM updated) AS updated FROM before`;
 
+/** 404 to a heartbeat of a guid the controller does not know: the dispatcher checks in again. */
+function unknownDispatcher(): DomainError {
+  return new DomainError('not_found', 'Dispatcher not found; check in again.');
+}
+
 interface HeartbeatRow {
   guid: string;
   name: string;
@@ -220,12 +224,13 @@ interface HeartbeatRow {
   updated: boolean;
 }
 
+/** What a dispatcher is bound to when `principal` checks it in: every operator is one principal here. */
 export function bindingOf(principal: Principal): string {
   return principal.kind === 'operator' ? 'operator' : `client:${principal.id}`;
 }
 
 /** 409 `conflict` when the dispatcher is bound to another principal than this (non-operator) one. */
-function assertBoundTo(dispatcher: Dispatcher, principal: Principal): void {
+function assertBoundTo(dispatcher: Pick<Dispatcher, 'name' | 'slug' | 'boundTo'>, principal: Principal): void {
   if (principal.kind === 'operator' || dispatcher.boundTo === null || dispatcher.boundTo === bindingOf(principal)) return;
   throw DomainError.conflict(
     `The dispatcher "${dispatcher.name}" is registered by another principal; an operator can re-bind it with POST /api/v1/dispatchers/${dispatcher.slug}/rebind/.`,

@@ -1,7 +1,8 @@
 /** A destination that keeps lines until it has a block of them (sonic-boom with `minLength`), and writes what it keeps on `flush`. */
 export interface BufferedSink {
   write(text: string): boolean;
-  flush(): void;
+  /** With a callback (pino's `logger.flush(cb)`): called once what waits is written. */
+  flush(callback?: (error?: Error | null) => void): void;
   /** Ended (pino ends its destination when the event loop empties): a flush then throws. */
   readonly destroyed?: boolean;
 }
@@ -32,8 +33,9 @@ export class FlushWhenWritten implements BufferedSink {
     return this.sink.write(line);
   }
 
-  flush(): void {
-    if (!this.sink.destroyed) this.sink.flush();
+  flush(callback?: (error?: Error | null) => void): void {
+    if (this.sink.destroyed) callback?.();
+    else this.sink.flush(callback);
   }
 
   private arm(): NodeJS.Timeout {
