@@ -94,10 +94,13 @@ describe('operator metrics of both roles', () => {
       expect(there.value('controller_tasks_finished_total{outcome="completed"}')).toBeUndefined();
       // A controller process alone serves the process series on its one port.
       expect(there.families()).toContain('process_cpu_seconds_total');
-      // Node's histogram records the time between samples: its least is the sampling interval,
-      // 250 ms there as the replica was told, the default 100 ms here.
-      expect(there.value('nodejs_eventloop_lag_min_seconds')).toBeGreaterThanOrEqual(0.24);
-      expect(here.value('nodejs_eventloop_lag_min_seconds')).toBeGreaterThanOrEqual(0.09);
+      // Node's histogram records the time between samples: its least is about the sampling
+      // interval, 250 ms there as the replica was told, the default 100 ms here. About: libuv
+      // sets the next sample from the loop's cached clock, so a process held off the CPU
+      // between that clock's reading and the sample (a loaded machine) records a shorter gap
+      // once (83 ms of a 100 ms interval was seen). The bounds still tell 250 from 100 from 10.
+      expect(there.value('nodejs_eventloop_lag_min_seconds')).toBeGreaterThanOrEqual(0.2);
+      expect(here.value('nodejs_eventloop_lag_min_seconds')).toBeGreaterThanOrEqual(0.05);
       expect(here.value('nodejs_eventloop_lag_min_seconds')).toBeLessThan(0.2);
       expect(promtoolComplaints(there.text)).toBe('');
     } finally {
