@@ -162,4 +162,33 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     expect(await tasks.setRuntimeRef(ids[1], '4343', 'replica-a')).toBe('cancelled');
     expect(await tasks.setRuntimeRef(randomUUID(), '1', 'replica-a')).toBeNull();
   });
+
+  it('answers the scheduler tick\'s three questions in one statement, and reads whole rows only for the tasks it found', async () => {
+    await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
+    const quiet = await log.during(async () => expect(await tasks.tickProbe(2, ['kubernetes'])).toEqual({ claimable: false, overdue: [], unwatched: false }));
+    expect(quiet).toHaveLength(1);
+
+    // A pending task and a free slot: a round would claim. A full dispatcher: it would not.
+    await tasks.insertIfAbsent(makeTask());
+    expect(await tasks.tickProbe(2, ['kubernetes'])).toMatchObject({ claimable: true, unwatched: false });
+    const [started] = await tasks.claimPending(1);
+    expect(await tasks.tickProbe(1, ['kubernetes'])).toMatchObject({ claimable: false, unwatched: true });
+
+    // A live task of a backend that reports its changes is not the housekeeping's to ask about, once handed to its runtime.
+    await db.query(`UPDATE "dispatcher"."tasks" SET runtime_backend = 'kubernetes' WHERE task_id = $1`, [started.taskId]);
+    expect(await tasks.tickProbe(2, ['kubernetes'])).toMatchObject({ unwatched: true });
+    await tasks.setRuntimeRef(started.taskId, 'job-1', 'replica-a');
+    expect(await tasks.tickProbe(2, ['kubernetes'])).toMatchObject({ claimable: false, overdue: [], unwatched: false });
+    expect(await tasks.tickProbe(2, [])).toMatchObject({ unwatched: true });
+
+    // Past its deadline: found by id, and read whole only while it is still live and overdue.
+    await db.query(`UPDATE "dispatcher"."tasks" SET deadline_at = now() - interval '1 second' WHERE task_id = $1`, [started.taskId]);
+    const { overdue } = await tasks.tickProbe(2, ['kubernetes']);
+    expect(overdue).toEqual([started.taskId]);
+    expect((await tasks.overdue(overdue)).map((task) => task.taskId)).toEqual([started.taskId]);
+    expect(await tasks.overdue([])).toEqual([]);
+    await tasks.transition(started.taskId, 'timed_out');
+    expect(await tasks.overdue(overdue)).toEqual([]);
+    expect(await tasks.tickProbe(2, ['kubernetes'])).toMatchObject({ overdue: [] });
+  });
 });

@@ -8,7 +8,7 @@ import { inExitGrace, isFinal, TaskStatus } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
 import { runtimeKeyOf, TaskEntity } from '../tasks/task.entity';
 import { hasEnded, PoolsService } from '../pools/pools.service';
-import { TaskPatch, TasksRepository } from '../tasks/tasks.repository';
+import { TaskPatch, TasksRepository, TickProbe } from '../tasks/tasks.repository';
 import { outcomeOf } from './agent-outcome';
 import { agentSpecOf } from './agent-spec';
 import { taskAttributes } from '../../shared/tracing/task-attributes';
@@ -36,13 +36,19 @@ const STATE_CONCURRENCY = 4;
  * Two loops: the start loop (woken by every new or ended task, and by the timer) only
  * claims and hands the claimed tasks to their backends without waiting for them, so a
  * new task never waits behind a slow submit or the housekeeping loop (time-outs, the
- * runtime watch, stray agents), which runs on the timer alone.
+ * runtime watch, stray agents), which runs on the timer alone. The timer asks the database
+ * once a tick what either loop has to do (`tickProbe`: a task to claim, tasks past their
+ * deadline, tasks to watch) and wakes the start loop only when there is one to claim: a
+ * dispatcher at rest sends that one statement a tick.
  */
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Scheduler');
   private readonly starts = new SerialLoop(() => this.startPending(), (error) => this.logger.error({ err: error }, 'Scheduler start round failed'));
   private readonly housekeeping = new SerialLoop(() => this.tick(), (error) => this.logger.error({ err: error }, 'Scheduler round failed'));
+  private readonly probes = new SerialLoop(() => this.probeTick(), (error) => this.logger.error({ err: error }, 'Scheduler tick failed'));
+  /** The last tick's answers, for the housekeeping round it wakes; none before the first (that round reads for itself). */
+  private probed?: TickProbe;
   /** States the runtimes reported and not yet applied, the latest per task. */
   private readonly reportedStates = new Map<string, AgentState>();
   private readonly stateLoop = new SerialLoop(() => this.applyReportedStates(), (error) => this.logger.error({ err: error }, 'Applying agent states failed'));
@@ -76,10 +82,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       this.taskStored ||= stored;
       this.starts.kick();
     });
-    this.timer = setInterval(() => {
-      this.starts.kick();
-      this.housekeeping.kick();
-    }, TICK_MS);
+    this.timer = setInterval(() => this.probes.kick(), TICK_MS);
     this.starts.kick();
     this.housekeeping.kick();
   }
@@ -89,14 +92,31 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     this.stopping.abort();
     clearInterval(this.timer);
     this.subscription?.unsubscribe();
-    await Promise.all([this.starts.stop(), this.housekeeping.stop(), this.stateLoop.stop()]);
+    await Promise.all([this.probes.stop(), this.starts.stop(), this.housekeeping.stop(), this.stateLoop.stop()]);
     await Promise.all(this.submitting.values());
   }
 
+  /**
+   * The timer's one statement. A task another replica stored or a slot it freed (this one
+   * hears only of its own) is found here; the housekeeping round runs on every tick, with
+   * what the statement found.
+   */
+  private async probeTick(): Promise<void> {
+    const probe = await this.tasks.tickProbe(this.config.maxConcurrentTasks, this.reportingBackends());
+    if (probe.claimable) {
+      this.taskStored = true;
+      this.starts.kick();
+    }
+    this.probed = probe;
+    this.housekeeping.kick();
+  }
+
   private async tick(): Promise<void> {
-    await this.sweepTimeouts();
+    const probe = this.probed;
+    this.probed = undefined;
+    await this.sweepTimeouts(probe?.overdue);
     const tick = this.ticks++;
-    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive(tick % RESYNC_EVERY_TICKS === 0);
+    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive(tick % RESYNC_EVERY_TICKS === 0, probe?.unwatched ?? true);
     if (tick % SWEEP_STRAYS_EVERY_TICKS === SWEEP_STRAYS_EVERY_TICKS - 1) {
       await this.removeStrayAgents(this.runtimes.backends.filter((backend) => backend.hostLocal), { unknownToo: false });
     }
@@ -217,8 +237,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     });
   }
 
-  private async sweepTimeouts(): Promise<void> {
-    for (const task of await this.tasks.overdue()) {
+  /** `due`: the ids a tick found past their deadline (their rows are read again); all are looked for without it. */
+  private async sweepTimeouts(due?: string[]): Promise<void> {
+    if (due?.length === 0) return;
+    for (const task of await this.tasks.overdue(due)) {
       await this.finish(task, 'timed_out', { exitCode: -1, errorMessage: `The task did not finish within ${task.timeoutSeconds} s.` });
     }
   }
@@ -229,10 +251,12 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * this one cannot see it and would take it for gone. Tasks of a backend that reports its
    * changes itself are asked about on the resync only (and before it, only those never
    * handed to their runtime, the orphans): between resyncs its watch brings every change.
+   * `unwatched` false: the tick found no such task, and none is read.
    */
-  private async watchActive(resync: boolean): Promise<void> {
-    const reporting = this.runtimes.backends.filter((backend) => backend.reportsChanges).map((backend) => backend.name);
+  private async watchActive(resync: boolean, unwatched: boolean): Promise<void> {
+    const reporting = this.reportingBackends();
     if (resync) await this.resyncReported(reporting);
+    if (!unwatched) return;
     for (const task of await this.tasks.activeExcept(reporting)) {
       const backend = this.runtimes.get(task.runtimeBackend);
       if (!backend || this.submitting.has(task.taskId)) continue;
@@ -247,6 +271,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       });
       if (state) await this.apply(task, state);
     }
+  }
+
+  private reportingBackends(): string[] {
+    return this.runtimes.backends.filter((backend) => backend.reportsChanges).map((backend) => backend.name);
   }
 
   /**

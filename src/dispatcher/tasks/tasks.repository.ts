@@ -20,6 +20,17 @@ export interface SubmittedAgent {
   runtimeOwner: string | null;
   poolAgentId: string | null;
 }
+
+/** The scheduler timer's questions, answered by one statement (`tickProbe`). */
+export interface TickProbe {
+  /** A start round would claim: a task is pending and a slot is free. */
+  claimable: boolean;
+  /** Live tasks past their deadline. */
+  overdue: string[];
+  /** A live task of a backend that does not report its changes, or not handed to its runtime yet. */
+  unwatched: boolean;
+}
+
 /** Whether a task waits to be started: asked by the start loop's look and by a check-back's final move. */
 const PENDING_WAITS = `EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending')`;
 
@@ -302,13 +313,33 @@ export class TasksRepository {
     return row.active;
   }
 
-  /** Tasks not final yet whose deadline has passed. */
-  async overdue(): Promise<TaskEntity[]> {
-    // Asked twice a second and nearly always empty: the ids first (pg describes and parses one
-    // column for each answer, not the entity's forty), the rows only when there are some.
-    const due = await runPrepared<{ task_id: string }>(this.db, `SELECT task_id FROM ${TASKS} WHERE status = ANY($1) AND deadline_at < now()`, [ACTIVE_STATUSES]);
+  /**
+   * What the scheduler's timer asks twice a second, in one prepared statement: whether a
+   * start round would claim (as `hasClaimable`), the ids of live tasks past their deadline,
+   * and whether any live task is one the housekeeping asks its runtime about (as
+   * `activeExcept(reporting)` would find). Nearly always `false`, none and `false`: a
+   * dispatcher at rest sends this one statement a tick instead of one for each question, and
+   * reads whole rows only for what it found.
+   */
+  async tickProbe(capacity: number, reporting: string[]): Promise<TickProbe> {
+    const [row] = await runPrepared<TickProbe>(
+      this.db,
+      `SELECT ${PENDING_WAITS} AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1 AS claimable,
+              ARRAY(SELECT task_id::text FROM ${TASKS} WHERE status = ANY($2) AND deadline_at < now()) AS overdue,
+              EXISTS (SELECT 1 FROM ${TASKS} WHERE status = ANY($2)
+                        AND (runtime_ref IS NULL OR runtime_backend IS NULL OR NOT (runtime_backend = ANY($3)))) AS unwatched`,
+      [capacity, ACTIVE_STATUSES, reporting],
+    );
+    return row;
+  }
+
+  /** Tasks not final yet whose deadline has passed: of `ids` (a tick's probe found them), or all. */
+  async overdue(ids?: string[]): Promise<TaskEntity[]> {
+    // The ids first (pg describes and parses one column for each answer, not the entity's
+    // forty), the rows only when there are some.
+    const due = ids ?? (await runPrepared<{ task_id: string }>(this.db, `SELECT task_id FROM ${TASKS} WHERE status = ANY($1) AND deadline_at < now()`, [ACTIVE_STATUSES])).map((row) => row.task_id);
     if (due.length === 0) return [];
-    const rows = await runPrepared(this.db, `SELECT ${this.columns} FROM ${TASKS} WHERE task_id = ANY($1) AND status = ANY($2)`, [due.map((row) => row.task_id), ACTIVE_STATUSES]);
+    const rows = await runPrepared(this.db, `SELECT ${this.columns} FROM ${TASKS} WHERE task_id = ANY($1) AND status = ANY($2) AND deadline_at < now()`, [due, ACTIVE_STATUSES]);
     return rows.map((row) => this.toTask(row));
   }
 
