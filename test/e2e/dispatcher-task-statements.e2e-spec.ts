@@ -180,6 +180,8 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     await tasks.setRuntimeRef(started.taskId, 'job-1', 'replica-a');
     expect(await tasks.tickProbe(2, ['kubernetes'])).toMatchObject({ claimable: false, overdue: [], unwatched: false });
     expect(await tasks.tickProbe(2, [])).toMatchObject({ unwatched: true });
+    // Not asked: the question reads every live row, and only the ticks that watch need it.
+    expect(await tasks.tickProbe(2, null)).toMatchObject({ claimable: false, overdue: [], unwatched: null });
 
     // Past its deadline: found by id, and read whole only while it is still live and overdue.
     await db.query(`UPDATE "dispatcher"."tasks" SET deadline_at = now() - interval '1 second' WHERE task_id = $1`, [started.taskId]);

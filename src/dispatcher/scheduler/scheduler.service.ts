@@ -47,7 +47,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private readonly starts = new SerialLoop(() => this.startPending(), (error) => this.logger.error({ err: error }, 'Scheduler start round failed'));
   private readonly housekeeping = new SerialLoop(() => this.tick(), (error) => this.logger.error({ err: error }, 'Scheduler round failed'));
   private readonly probes = new SerialLoop(() => this.probeTick(), (error) => this.logger.error({ err: error }, 'Scheduler tick failed'));
-  /** The last tick's answers, for the housekeeping round it wakes; none before the first (that round reads for itself). */
+  /** The last tick's answers, for the housekeeping round it wakes; none before the first (that round reads for itself, as it does what the tick did not ask). */
   private probed?: TickProbe;
   /** States the runtimes reported and not yet applied, the latest per task. */
   private readonly reportedStates = new Map<string, AgentState>();
@@ -102,7 +102,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
    * what the statement found.
    */
   private async probeTick(): Promise<void> {
-    const probe = await this.tasks.tickProbe(this.config.maxConcurrentTasks, this.reportingBackends());
+    // Whether a task is to watch is asked on the ticks whose housekeeping round should watch.
+    const probe = await this.tasks.tickProbe(this.config.maxConcurrentTasks, this.ticks % WATCH_EVERY_TICKS === 0 ? this.reportingBackends() : null);
     if (probe.claimable) {
       this.taskStored = true;
       this.starts.kick();
@@ -116,7 +117,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
     this.probed = undefined;
     await this.sweepTimeouts(probe?.overdue);
     const tick = this.ticks++;
-    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive(tick % RESYNC_EVERY_TICKS === 0, probe?.unwatched ?? true);
+    if (tick % WATCH_EVERY_TICKS === 0) await this.watchActive(tick % RESYNC_EVERY_TICKS === 0, probe?.unwatched !== false);
     if (tick % SWEEP_STRAYS_EVERY_TICKS === SWEEP_STRAYS_EVERY_TICKS - 1) {
       await this.removeStrayAgents(this.runtimes.backends.filter((backend) => backend.hostLocal), { unknownToo: false });
     }

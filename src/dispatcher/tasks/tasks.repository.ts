@@ -27,8 +27,8 @@ export interface TickProbe {
   claimable: boolean;
   /** Live tasks past their deadline. */
   overdue: string[];
-  /** A live task of a backend that does not report its changes, or not handed to its runtime yet. */
-  unwatched: boolean;
+  /** A live task of a backend that does not report its changes, or not handed to its runtime yet; null when not asked. */
+  unwatched: boolean | null;
 }
 
 /** Whether a task waits to be started: asked by the start loop's look and by a check-back's final move. */
@@ -316,19 +316,21 @@ export class TasksRepository {
   /**
    * What the scheduler's timer asks twice a second, in one prepared statement: whether a
    * start round would claim (as `hasClaimable`), the ids of live tasks past their deadline,
-   * and whether any live task is one the housekeeping asks its runtime about (as
-   * `activeExcept(reporting)` would find). Nearly always `false`, none and `false`: a
-   * dispatcher at rest sends this one statement a tick instead of one for each question, and
-   * reads whole rows only for what it found.
+   * and, when `reporting` is given, whether any live task is one the housekeeping asks its
+   * runtime about (as `activeExcept(reporting)` would find). Nearly always `false`, none and
+   * `false`: a dispatcher at rest sends this one statement a tick instead of one for each
+   * question, and reads whole rows only for what it found. The last question reads every live
+   * row (no index narrows it), so it is asked only on the ticks that watch (null when not
+   * asked); PostgreSQL runs no subquery of a `CASE` branch it does not take.
    */
-  async tickProbe(capacity: number, reporting: string[]): Promise<TickProbe> {
+  async tickProbe(capacity: number, reporting: string[] | null): Promise<TickProbe> {
     const [row] = await runPrepared<TickProbe>(
       this.db,
       `SELECT ${PENDING_WAITS} AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1 AS claimable,
               ARRAY(SELECT task_id::text FROM ${TASKS} WHERE status = ANY($2) AND deadline_at < now()) AS overdue,
-              EXISTS (SELECT 1 FROM ${TASKS} WHERE status = ANY($2)
-                        AND (runtime_ref IS NULL OR runtime_backend IS NULL OR NOT (runtime_backend = ANY($3)))) AS unwatched`,
-      [capacity, ACTIVE_STATUSES, reporting],
+              CASE WHEN $4::boolean THEN EXISTS (SELECT 1 FROM ${TASKS} WHERE status = ANY($2)
+                        AND (runtime_ref IS NULL OR runtime_backend IS NULL OR NOT (runtime_backend = ANY($3)))) END AS unwatched`,
+      [capacity, ACTIVE_STATUSES, reporting ?? [], reporting !== null],
     );
     return row;
   }
