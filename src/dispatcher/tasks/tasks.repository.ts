@@ -33,6 +33,8 @@ export interface TickProbe {
 
 /** Whether a task waits to be started: asked by the start loop's look and by a check-back's final move. */
 const PENDING_WAITS = `EXISTS (SELECT 1 FROM ${TASKS} WHERE status = 'pending')`;
+/** A start round would claim: a task waits and a slot is free (`$1` the capacity, `$2` the live statuses). */
+const CLAIMABLE = `${PENDING_WAITS} AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1`;
 
 /** Serialises capacity claims across replicas (any fixed number both sides agree on). */
 const CLAIM_LOCK = 710_000_001;
@@ -206,8 +208,7 @@ export class TasksRepository {
   async hasClaimable(capacity: number): Promise<boolean> {
     const [row] = await runPrepared<{ claimable: boolean }>(
       this.db,
-      `SELECT ${PENDING_WAITS}
-              AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1 AS claimable`,
+      `SELECT ${CLAIMABLE} AS claimable`,
       [capacity, ACTIVE_STATUSES],
     );
     return row.claimable;
@@ -326,7 +327,7 @@ export class TasksRepository {
   async tickProbe(capacity: number, reporting: string[] | null): Promise<TickProbe> {
     const [row] = await runPrepared<TickProbe>(
       this.db,
-      `SELECT ${PENDING_WAITS} AND (SELECT count(*) FROM ${TASKS} WHERE status = ANY($2)) < $1 AS claimable,
+      `SELECT ${CLAIMABLE} AS claimable,
               ARRAY(SELECT task_id::text FROM ${TASKS} WHERE status = ANY($2) AND deadline_at < now()) AS overdue,
               CASE WHEN $4::boolean THEN EXISTS (SELECT 1 FROM ${TASKS} WHERE status = ANY($2)
                         AND (runtime_ref IS NULL OR runtime_backend IS NULL OR NOT (runtime_backend = ANY($3)))) END AS unwatched`,
