@@ -56,11 +56,17 @@ describe('callback outbox shared by replicas', () => {
 
     // Each replica under its own name (DISPATCHER_INSTANCE), as two pods are: a replica's start
     // frees only the callbacks its own earlier run was sending.
+    // Each woken as a replica's scheduler wakes it: its 500 ms tick asks whether a callback is
+    // due (a backoff after the 503s over) and signals the delivery when one is.
+    const ticks: NodeJS.Timeout[] = [];
     const loops = replicas.map((replica, i) => {
       const replicaConfig = { ...config, dispatcherInstance: `replica-${i}` };
       const poster = new CallbackPoster(replicaConfig);
-      const progress = new ProgressForwarder(poster, tokens, new TasksRepository(replica));
-      return new CallbackDeliveryService(replica, replicaConfig, poster, tokens, progress, new TaskSignals());
+      const replicaTasks = new TasksRepository(replica);
+      const progress = new ProgressForwarder(poster, tokens, replicaTasks);
+      const signals = new TaskSignals();
+      ticks.push(setInterval(() => void replicaTasks.tickProbe(config.maxConcurrentTasks, null).then((probe) => probe.callbacksDue && signals.deliver.next()), 500));
+      return new CallbackDeliveryService(replica, replicaConfig, poster, tokens, progress, signals);
     });
     loops.forEach((loop) => loop.onApplicationBootstrap());
     try {
@@ -71,6 +77,7 @@ describe('callback outbox shared by replicas', () => {
       expect(perTask).toEqual(taskIds.map(() => 1));
       expect(accepted()[0].headers.authorization).toMatch(/^Bearer token-/);
     } finally {
+      ticks.forEach((tick) => clearInterval(tick));
       await Promise.all(loops.map((loop) => loop.onApplicationShutdown()));
     }
   });

@@ -163,9 +163,10 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     expect(await tasks.setRuntimeRef(randomUUID(), '1', 'replica-a')).toBeNull();
   });
 
-  it('answers the scheduler tick\'s three questions in one statement, and reads whole rows only for the tasks it found', async () => {
+  it('answers the scheduler tick\'s questions in one statement, and reads whole rows only for the tasks it found', async () => {
     await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
-    const quiet = await log.during(async () => expect(await tasks.tickProbe(2, ['kubernetes'])).toEqual({ claimable: false, overdue: [], unwatched: false }));
+    await db.query(`UPDATE "dispatcher"."callback_outbox" SET state = 'delivered' WHERE state = 'pending'`);
+    const quiet = await log.during(async () => expect(await tasks.tickProbe(2, ['kubernetes'])).toEqual({ claimable: false, overdue: [], unwatched: false, callbacksDue: false }));
     expect(quiet).toHaveLength(1);
 
     // A pending task and a free slot: a round would claim. A full dispatcher: it would not.
@@ -192,5 +193,27 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     await tasks.transition(started.taskId, 'timed_out');
     expect(await tasks.overdue(overdue)).toEqual([]);
     expect(await tasks.tickProbe(2, ['kubernetes'])).toMatchObject({ overdue: [] });
+  });
+
+  it('tells the tick a callback is due exactly when the delivery round would claim it', async () => {
+    await db.query(`UPDATE "dispatcher"."callback_outbox" SET state = 'delivered' WHERE state = 'pending'`);
+    const due = async () => (await tasks.tickProbe(2, null)).callbacksDue;
+    const ended = makeTask({ status: 'running' });
+    await tasks.insertIfAbsent(ended);
+    await tasks.setRuntimeRef(ended.taskId!, 'pid-1', 'replica-a');
+    await tasks.transition(ended.taskId!, 'completed', { exitCode: 0, resultKey: '' });
+    // Its agent's output is still to be stored: the callback waits for it.
+    expect(await due()).toBe(false);
+    await db.query(`UPDATE "dispatcher"."tasks" SET logs_stored_at = now() WHERE task_id = $1`, [ended.taskId]);
+    expect(await due()).toBe(true);
+    // Waiting out a backoff, or leased to an attempt under way: not due.
+    await db.query(`UPDATE "dispatcher"."callback_outbox" SET next_attempt_at = now() + interval '1 minute' WHERE task_id = $1`, [ended.taskId]);
+    expect(await due()).toBe(false);
+    // Output never stored, waited for long enough: due.
+    await db.query(`UPDATE "dispatcher"."tasks" SET logs_stored_at = NULL WHERE task_id = $1`, [ended.taskId]);
+    await db.query(`UPDATE "dispatcher"."callback_outbox" SET next_attempt_at = now(), created_at = now() - interval '31 seconds' WHERE task_id = $1`, [ended.taskId]);
+    expect(await due()).toBe(true);
+    await db.query(`UPDATE "dispatcher"."callback_outbox" SET state = 'failed' WHERE task_id = $1`, [ended.taskId]);
+    expect(await due()).toBe(false);
   });
 });

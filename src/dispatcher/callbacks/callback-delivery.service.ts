@@ -14,20 +14,14 @@ import { TaskSignals } from '../tasks/task-signals';
 import { isRetryable, parseRetryAfter, retryDelayMs } from './backoff';
 import { CallbackPoster, PostOutcome } from './callback-poster';
 import { callbackAttempts, callbackFailures } from '../metrics/dispatcher-metrics';
+import { CALLBACK_DUE, OUTBOX } from './callback-due';
 import { ProgressForwarder } from './progress-forwarder';
 
-const OUTBOX = '"dispatcher"."callback_outbox"';
-const POLL_MS = 1000;
 const BATCH = 10;
 /** Attempts under way at once; each takes at most the poster's 10 s time-out. */
 const MAX_IN_FLIGHT = 50;
 /** A claimed row is hidden from other replicas this long; an attempt takes at most 10 s. */
 const LEASE_SECONDS = 120;
-/**
- * A callback waits for its task's output to be stored (`logs_stored_at`) at most this
- * long: the replica that ran a host-local agent may have stopped before storing it.
- */
-const LOGS_WAIT_SECONDS = 30;
 
 /** A claim of outbox rows (`$2` the lease in seconds, `$3` the claimant): the rounds' and the stored output's alike. */
 const CLAIM_SET = 'next_attempt_at = now() + make_interval(secs => $2), attempts = o.attempts + 1, claimed_by = $3';
@@ -53,8 +47,12 @@ interface DueCallback {
 /**
  * Delivers the outbox: claims due rows with FOR UPDATE SKIP LOCKED (so replicas never
  * send one callback at once), POSTs them, and records delivered, a retry time, or failed.
- * A row is due once its task's output is stored (see `TaskLogs`) or LOGS_WAIT_SECONDS passed.
- * A round only claims and starts the attempts: a controller slow to answer one callback
+ * A row is due once its task's output is stored (see `TaskLogs`) or LOGS_WAIT_SECONDS passed
+ * (`CALLBACK_DUE`). A round runs when a task ended here (`TaskSignals.deliver`), when a round
+ * was full or an attempt freed room, and when the scheduler's tick finds a row due that no
+ * signal announced (a backoff over, a lease of a stopped replica ended, output waited for long
+ * enough, a task ended on another replica): the tick asks in the statement it sends anyway, so
+ * a dispatcher at rest sends the outbox no statement of its own. A round only claims and starts the attempts: a controller slow to answer one callback
  * holds up none of the others (the lease hides a claimed row while its attempt runs).
  */
 @Injectable()
@@ -64,7 +62,6 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
   private readonly inFlight = new Set<Promise<void>>();
   /** A round found no room for more attempts: the next attempt to end starts a round. */
   private waitingForRoom = false;
-  private timer?: NodeJS.Timeout;
   private readonly subscriptions: Subscription[] = [];
 
   constructor(
@@ -83,7 +80,6 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
 
   async onApplicationBootstrap(): Promise<void> {
     await this.resumeInterrupted();
-    this.timer = setInterval(() => this.loop.kick(), POLL_MS);
     this.loop.kick();
   }
 
@@ -104,7 +100,6 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
   }
 
   async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
     for (const subscription of this.subscriptions) subscription.unsubscribe();
     await this.loop.stop();
     await Promise.all(this.inFlight);
@@ -119,13 +114,11 @@ export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplic
     const due: DueCallback[] = await this.db.query(
       `WITH claimed AS (
          UPDATE ${OUTBOX} o SET ${CLAIM_SET}
-         WHERE o.id IN (SELECT due.id FROM ${OUTBOX} due WHERE due.state = 'pending' AND due.next_attempt_at <= now()
-                          AND (due.created_at < now() - make_interval(secs => $4) OR EXISTS (
-                            SELECT 1 FROM "dispatcher"."tasks" w WHERE w.task_id = due.task_id AND (w.logs_stored_at IS NOT NULL OR w.runtime_ref IS NULL)))
+         WHERE o.id IN (SELECT due.id FROM ${OUTBOX} due WHERE ${CALLBACK_DUE}
                         ORDER BY due.next_attempt_at FOR UPDATE OF due SKIP LOCKED LIMIT $1)
          RETURNING ${CLAIMED_ROW})
        SELECT c.*, ${FROM_TASK} FROM claimed c JOIN "dispatcher"."tasks" t ON t.task_id = c.task_id`,
-      [room, LEASE_SECONDS, this.config.dispatcherInstance, LOGS_WAIT_SECONDS],
+      [room, LEASE_SECONDS, this.config.dispatcherInstance],
     );
     for (const callback of due) this.start(callback);
     if (due.length === room) this.loop.kick();

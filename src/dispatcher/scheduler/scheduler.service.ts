@@ -38,7 +38,8 @@ const STATE_CONCURRENCY = 4;
  * new task never waits behind a slow submit or the housekeeping loop (time-outs, the
  * runtime watch, stray agents), which runs on the timer alone. The timer asks the database
  * once a tick what either loop has to do (`tickProbe`: a task to claim, tasks past their
- * deadline, tasks to watch) and wakes the start loop only when there is one to claim: a
+ * deadline, tasks to watch, and for the callback delivery a callback due) and wakes the start
+ * loop only when there is one to claim: a
  * dispatcher at rest sends that one statement a tick.
  */
 @Injectable()
@@ -108,6 +109,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       this.taskStored = true;
       this.starts.kick();
     }
+    // A callback due that no signal of this process announced: the delivery round has no timer of its own.
+    if (probe.callbacksDue) this.signals.deliver.next();
     this.probed = probe;
     this.housekeeping.kick();
   }

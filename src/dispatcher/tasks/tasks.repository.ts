@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityMetadata, In, IsNull, QueryResult } from 'typeorm';
 import { CallbackOutboxEntity } from '../callbacks/callback-outbox.entity';
 import { callbackBody } from '../callbacks/callback-body';
+import { CALLBACK_DUE, OUTBOX } from '../callbacks/callback-due';
 import { ACTIVE_STATUSES, FINAL_STATUSES, isFinal, sourcesOf, TaskStatus } from './task-state';
 import { tasksFinished } from '../metrics/dispatcher-metrics';
 import { TaskEntity } from './task.entity';
@@ -29,6 +30,8 @@ export interface TickProbe {
   overdue: string[];
   /** A live task of a backend that does not report its changes, or not handed to its runtime yet; null when not asked. */
   unwatched: boolean | null;
+  /** A callback in the outbox is due (`CALLBACK_DUE`): a delivery round would claim it. */
+  callbacksDue: boolean;
 }
 
 /** Whether a task waits to be started: asked by the start loop's look and by a check-back's final move. */
@@ -318,7 +321,8 @@ export class TasksRepository {
    * What the scheduler's timer asks twice a second, in one prepared statement: whether a
    * start round would claim (as `hasClaimable`), the ids of live tasks past their deadline,
    * and, when `reporting` is given, whether any live task is one the housekeeping asks its
-   * runtime about (as `activeExcept(reporting)` would find). Nearly always `false`, none and
+   * runtime about (as `activeExcept(reporting)` would find), and whether a callback is due
+   * (`CALLBACK_DUE`, the delivery round's claim). Nearly always `false`, none, `false` and
    * `false`: a dispatcher at rest sends this one statement a tick instead of one for each
    * question, and reads whole rows only for what it found. The last question reads every live
    * row (no index narrows it), so it is asked only on the ticks that watch (null when not
@@ -330,7 +334,8 @@ export class TasksRepository {
       `SELECT ${CLAIMABLE} AS claimable,
               ARRAY(SELECT task_id::text FROM ${TASKS} WHERE status = ANY($2) AND deadline_at < now()) AS overdue,
               CASE WHEN $4::boolean THEN EXISTS (SELECT 1 FROM ${TASKS} WHERE status = ANY($2)
-                        AND (runtime_ref IS NULL OR runtime_backend IS NULL OR NOT (runtime_backend = ANY($3)))) END AS unwatched`,
+                        AND (runtime_ref IS NULL OR runtime_backend IS NULL OR NOT (runtime_backend = ANY($3)))) END AS unwatched,
+              EXISTS (SELECT 1 FROM ${OUTBOX} due WHERE ${CALLBACK_DUE}) AS "callbacksDue"`,
       [capacity, ACTIVE_STATUSES, reporting ?? [], reporting !== null],
     );
     return row;
