@@ -52,8 +52,9 @@ interface DueCallback {
  * was full or an attempt freed room, and when the scheduler's tick finds a row due that no
  * signal announced (a backoff over, a lease of a stopped replica ended, output waited for long
  * enough, a task ended on another replica): the tick asks in the statement it sends anyway, so
- * a dispatcher at rest sends the outbox no statement of its own. A round only claims and starts the attempts: a controller slow to answer one callback
- * holds up none of the others (the lease hides a claimed row while its attempt runs).
+ * a dispatcher at rest sends the outbox no statement of its own. A round only claims and
+ * starts the attempts: a controller slow to answer one callback holds up none of the others
+ * (the lease hides a claimed row while its attempt runs).
  */
 @Injectable()
 export class CallbackDeliveryService implements OnApplicationBootstrap, OnApplicationShutdown {

@@ -39,8 +39,7 @@ const STATE_CONCURRENCY = 4;
  * runtime watch, stray agents), which runs on the timer alone. The timer asks the database
  * once a tick what either loop has to do (`tickProbe`: a task to claim, tasks past their
  * deadline, tasks to watch, and for the callback delivery a callback due) and wakes the start
- * loop only when there is one to claim: a
- * dispatcher at rest sends that one statement a tick.
+ * loop only when there is one to claim: a dispatcher at rest sends that one statement a tick.
  */
 @Injectable()
 export class SchedulerService implements OnApplicationBootstrap, OnApplicationShutdown {
