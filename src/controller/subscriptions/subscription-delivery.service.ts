@@ -12,19 +12,8 @@ import { AttemptOutcome, ClaimedDelivery, SubscriptionOutbox } from './subscript
 import { retryDelayMs, signedHeaders } from './subscription-signing';
 import { TargetPolicy } from './subscription-target';
 
-/**
- * A round looks again when the next pending delivery comes due (a retry's backoff, another
- * replica's lease), as its claim read it, but no sooner than this after it (one due that it
- * could not take waits for a slot another replica's attempt holds)...
- */
-const MIN_WAIT_MS = 500;
-/**
- * ... and no later than this: the deliveries of events another replica wrote are announced
- * (the event feed's `wrote`), and this stands for an announcement lost.
- */
-const MAX_WAIT_MS = 5_000;
-/** After a round that failed (the database away), the next one in this long. */
-const AFTER_FAILURE_MS = 1_000;
+/** Due deliveries are looked for this often even when no event was announced (retries come due by time). */
+const POLL_MS = 500;
 /**
  * Whether any subscription is enabled is read again at most this often (sooner after a change
  * made in this process): with none, the rounds every event wakes would claim nothing, and
@@ -41,10 +30,7 @@ export const DISABLE_AFTER_SECONDS = 5 * 86400;
 /**
  * Delivers the subscription outbox, which the events' own statements fill (see the
  * migration's trigger). Woken when this process or another replica writes events (the event
- * feed's `wrote`, which carries both), when an attempt ends, and by a timer set after each
- * round for the next delivery's due time as its claim read it (MIN_WAIT_MS to MAX_WAIT_MS):
- * a controller with nothing to deliver sends one statement every MAX_WAIT_MS, not a claim
- * twice a second. A round only claims and starts attempts, so an endpoint that hangs holds its
+ * feed's `wrote`, which carries both) and by a timer; a round only claims and starts attempts, so an endpoint that hangs holds its
  * own slots (SUBSCRIPTION_CONCURRENCY_PER_ENDPOINT) and nothing else.
  */
 @Injectable()
@@ -56,7 +42,6 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
   private readonly cipher: ApiKeyCipher;
   private readonly claimant: string;
   private timer?: NodeJS.Timeout;
-  private stopped = false;
   private wrote?: Subscription;
   private subscribed = { any: true, readAt: Number.NEGATIVE_INFINITY };
 
@@ -77,12 +62,13 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
     });
     if (resumed > 0) this.logger.warn({ deliveries: resumed }, 'Resuming deliveries interrupted by the last stop');
     this.wrote = this.events.wrote.subscribe(() => this.loop.kick());
+    this.timer = setInterval(() => this.loop.kick(), POLL_MS);
+    this.timer.unref();
     this.loop.kick();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
+    clearInterval(this.timer);
     this.wrote?.unsubscribe();
     await this.loop.stop();
     await Promise.all(this.inFlight);
@@ -101,31 +87,12 @@ export class SubscriptionDeliveryService implements OnApplicationBootstrap, OnAp
   }
 
   private async deliverDue(): Promise<void> {
-    let wait = AFTER_FAILURE_MS;
-    try {
-      wait = await this.round();
-    } finally {
-      this.wakeIn(wait);
-    }
-  }
-
-  /** One round; answers how long until the next one is due. */
-  private async round(): Promise<number> {
     const room = MAX_IN_FLIGHT - this.inFlight.size;
     // Full: the next attempt to end starts a round.
-    if (room <= 0) return MAX_WAIT_MS;
-    if (!(await this.anySubscribed())) return MAX_WAIT_MS;
-    const { due, nextDueMs } = await this.outbox.claim(room, this.config.subscriptions.concurrencyPerEndpoint, this.claimant, LEASE_SECONDS);
+    if (room <= 0) return;
+    if (!(await this.anySubscribed())) return;
+    const due = await this.outbox.claim(room, this.config.subscriptions.concurrencyPerEndpoint, this.claimant, LEASE_SECONDS);
     for (const delivery of due) this.start(delivery);
-    return nextDueMs === null ? MAX_WAIT_MS : Math.min(MAX_WAIT_MS, Math.max(MIN_WAIT_MS, Math.ceil(nextDueMs)));
-  }
-
-  /** The next round without a wake-up runs in `millis`: each round sets it anew. */
-  private wakeIn(millis: number): void {
-    clearTimeout(this.timer);
-    if (this.stopped) return;
-    this.timer = setTimeout(() => this.loop.kick(), millis);
-    this.timer.unref();
   }
 
   private async anySubscribed(): Promise<boolean> {

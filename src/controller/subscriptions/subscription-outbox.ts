@@ -41,15 +41,8 @@ export class SubscriptionOutbox {
     return row.any;
   }
 
-  /**
-   * Claims what is due, and tells when the next delivery of an enabled subscription comes
-   * due after those (`nextDueMs`, from now; at or below 0 when one is due that this claim did
-   * not take, for its endpoint's slots or the room; null when none is pending): the rounds
-   * wait for that, not for a fixed poll. A claimed row is still seen with its old time by
-   * the statement that claims it, so the look leaves the claimed rows out.
-   */
-  async claim(room: number, perEndpoint: number, claimant: string, leaseSeconds: number): Promise<{ due: ClaimedDelivery[]; nextDueMs: number | null }> {
-    const rows = (await this.db.query(
+  async claim(room: number, perEndpoint: number, claimant: string, leaseSeconds: number): Promise<ClaimedDelivery[]> {
+    return (await this.db.query(
       `WITH picked AS (
          SELECT x.id, x.next_attempt_at FROM ${SUBSCRIPTIONS} s CROSS JOIN LATERAL (
            SELECT d.id, d.next_attempt_at FROM ${DELIVERIES} d
@@ -61,26 +54,12 @@ export class SubscriptionOutbox {
        claimed AS (
          UPDATE ${DELIVERIES} d SET claimed_by = $3, next_attempt_at = now() + make_interval(secs => $4), attempt_count = d.attempt_count + 1
          FROM picked WHERE d.id = picked.id AND d.state = 'pending' AND d.next_attempt_at <= now()
-         RETURNING d.id, d.subscription_id, d.payload, d.attempt_count),
-       taken AS (
-         SELECT c.*, s.url, s.secret_sealed,
-           CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_sealed END AS previous_secret_sealed
-         FROM claimed c JOIN ${SUBSCRIPTIONS} s ON s.id = c.subscription_id),
-       next AS (
-         SELECT extract(epoch FROM min(x.next_attempt_at) - now()) * 1000 AS next_due_ms
-         FROM ${SUBSCRIPTIONS} s CROSS JOIN LATERAL (
-           SELECT d.next_attempt_at FROM ${DELIVERIES} d
-           WHERE d.subscription_id = s.id AND d.state = 'pending' AND d.id NOT IN (SELECT id FROM claimed)
-           ORDER BY d.next_attempt_at LIMIT 1) x
-         WHERE s.enabled)
-       SELECT next.next_due_ms, taken.* FROM next LEFT JOIN taken ON true`,
+         RETURNING d.id, d.subscription_id, d.payload, d.attempt_count)
+       SELECT c.*, s.url, s.secret_sealed,
+         CASE WHEN s.previous_secret_expires_at > now() THEN s.previous_secret_sealed END AS previous_secret_sealed
+       FROM claimed c JOIN ${SUBSCRIPTIONS} s ON s.id = c.subscription_id`,
       [room, perEndpoint, claimant, leaseSeconds],
-    )) as (Omit<ClaimedDelivery, 'id'> & { id: string | null; next_due_ms: number | string | null })[];
-    const nextDue = rows[0]?.next_due_ms;
-    return {
-      due: rows.filter((row): row is typeof row & { id: string } => row.id !== null).map(({ next_due_ms: _nextDue, ...delivery }) => delivery),
-      nextDueMs: nextDue === null || nextDue === undefined ? null : Number(nextDue),
-    };
+    )) as ClaimedDelivery[];
   }
 
   /**
