@@ -44,6 +44,10 @@ describe('warm pools on the process engine', () => {
     expect(new Set(byTask.map((row) => row.agent_id)).size).toBe(byTask.length);
     expect(byTask.length).toBe(done.filter((task) => task.warm).length);
     expect(rows.filter((row) => row.task_id !== null && row.state === 'idle')).toEqual([]);
+    // Each claim recorded its agent's replacement in its own transaction (PostgreSQL's now() is the
+    // transaction's start), rather than leaving it to the next refill round.
+    const recordedAt = new Set(rows.map((row) => row.created_ms));
+    expect(byTask.filter((row) => !recordedAt.has(row.claimed_ms!))).toEqual([]);
   });
 
   it('starts a task cold when it asks for more than the pool gives, or another image', async () => {

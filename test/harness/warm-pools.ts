@@ -30,6 +30,9 @@ export interface PoolAgentRow {
   state: string;
   task_id: string | null;
   runtime_ref: string | null;
+  /** Milliseconds since the epoch, as PostgreSQL stamped them (to the microsecond, truncated). */
+  created_ms: number;
+  claimed_ms: number | null;
 }
 
 /** The pool agents table as the dispatcher left it. */
@@ -37,7 +40,9 @@ export async function poolAgents(system: TestSystem): Promise<PoolAgentRow[]> {
   const client = new Client({ connectionString: system.config.databaseUrl! });
   await client.connect();
   try {
-    const { rows } = await client.query(`SELECT agent_id, pool, state, task_id, runtime_ref FROM "dispatcher"."pool_agents" ORDER BY created_at`);
+    const { rows } = await client.query(`SELECT agent_id, pool, state, task_id, runtime_ref, floor(extract(epoch FROM created_at) * 1e6)::float8 / 1e3 AS created_ms,
+              floor(extract(epoch FROM claimed_at) * 1e6)::float8 / 1e3 AS claimed_ms
+         FROM "dispatcher"."pool_agents" ORDER BY created_at`);
     return rows as PoolAgentRow[];
   } finally {
     await client.end();

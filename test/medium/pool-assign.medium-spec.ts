@@ -32,8 +32,8 @@ describe('PoolsRepository.assign on PostgreSQL', () => {
   }
 
   /** Idle agents of `pool` handed to their runtime, the first one readied first. */
-  async function idleAgents(pool: string, count: number): Promise<string[]> {
-    const ids = await agents.insertMany({ name: pool, backend: 'local' }, count, 'replica-a');
+  async function idleAgents(pool: string, count: number, owner = 'replica-a'): Promise<string[]> {
+    const ids = await agents.insertMany({ name: pool, backend: 'local' }, count, owner);
     for (const [i, id] of ids.entries()) {
       await agents.setRuntimeRef(id, String(1000 + i));
       if (i === 0) await agents.markReady(id);
@@ -58,7 +58,7 @@ describe('PoolsRepository.assign on PostgreSQL', () => {
     } finally {
       sent.stop();
     }
-    expect(agent).toMatchObject({ agentId: readied, state: 'claimed', taskId, runtimeRef: '1000' });
+    expect(agent).toEqual({ agent: expect.objectContaining({ agentId: readied, state: 'claimed', taskId, runtimeRef: '1000' }), replacementId: null });
     expect(seenWhileReady).toEqual({ candidate: readied, row: { state: 'idle', task_id: null } });
     expect(sent.texts.filter((text) => !text.includes('SELECT state, task_id'))).toHaveLength(2);
     expect(await agentRow(readied)).toEqual({ state: 'claimed', task_id: taskId });
@@ -75,7 +75,7 @@ describe('PoolsRepository.assign on PostgreSQL', () => {
     expect(await taskRow(cancelled)).toEqual({ pool: null, pool_agent_id: null, runtime_ref: null, runtime_owner: null });
     // The agent is there for the next task.
     const next = await startingTask();
-    expect(await agents.assign('p2', next)).toMatchObject({ agentId: only, taskId: next });
+    expect(await agents.assign('p2', next)).toMatchObject({ agent: { agentId: only, taskId: next } });
   });
 
   it('answers null when the pool has no idle agent, and leaves everything as it was when `ready` fails', async () => {
@@ -93,8 +93,55 @@ describe('PoolsRepository.assign on PostgreSQL', () => {
     const ids = await idleAgents('p4', 3);
     const tasks = await Promise.all(Array.from({ length: 4 }, () => startingTask()));
     const given = await Promise.all(tasks.map((taskId) => agents.assign('p4', taskId)));
-    const agentIds = given.filter((agent) => agent !== null).map((agent) => agent!.agentId);
+    const agentIds = given.filter((assignment) => assignment !== null).map((assignment) => assignment!.agent.agentId);
     expect(agentIds.sort()).toEqual([...ids].sort());
     expect(given.filter((agent) => agent === null)).toHaveLength(1);
+  });
+
+  const idleOf = async (pool: string) => (await sources[1].query(
+    `SELECT owner, count(*)::int AS idle, count(*) FILTER (WHERE runtime_ref IS NULL)::int AS not_started
+     FROM "dispatcher"."pool_agents" WHERE pool = $1 AND state = 'idle' GROUP BY owner ORDER BY owner`, [pool])) as { owner: string; idle: number; not_started: number }[];
+  const replace = (size: number, scopeOwner: string | null = 'replica-a') => ({ size, backend: 'local', owner: 'replica-a', scopeOwner });
+
+  it('records the claimed agent\'s replacement with the claim, in the same two round trips, while the pool is short', async () => {
+    await idleAgents('r1', 2);
+    const taskId = await startingTask();
+    const sent = sentStatements();
+    let assignment;
+    try {
+      assignment = await agents.assign('r1', taskId, undefined, replace(2));
+    } finally {
+      sent.stop();
+    }
+    expect(sent.texts).toHaveLength(2);
+    expect(assignment?.replacementId).toEqual(expect.any(String));
+    const replacement = (await sources[1].query('SELECT pool, backend, owner, state, runtime_ref, task_id FROM "dispatcher"."pool_agents" WHERE agent_id = $1', [assignment!.replacementId]))[0];
+    expect(replacement).toEqual({ pool: 'r1', backend: 'local', owner: 'replica-a', state: 'idle', runtime_ref: null, task_id: null });
+    expect(await idleOf('r1')).toEqual([{ owner: 'replica-a', idle: 2, not_started: 1 }]);
+  });
+
+  it('records no replacement while the pool holds its size without the claimed agent, or when the task took no agent', async () => {
+    await idleAgents('r2', 3);
+    expect(await agents.assign('r2', await startingTask(), undefined, replace(2))).toMatchObject({ replacementId: null });
+    expect(await idleOf('r2')).toEqual([{ owner: 'replica-a', idle: 2, not_started: 0 }]);
+    expect(await agents.assign('r2', await startingTask('cancelled'), undefined, replace(5))).toBeNull();
+    expect(await idleOf('r2')).toEqual([{ owner: 'replica-a', idle: 2, not_started: 0 }]);
+  });
+
+  it('counts only the scope owner\'s idle agents for a host-local pool, and every replica\'s otherwise', async () => {
+    await idleAgents('r3', 2, 'replica-b');
+    await idleAgents('r3', 1, 'replica-a');
+    // Every replica's: three idle, two once one is claimed, the size 2 held.
+    expect(await agents.assign('r3', await startingTask(), undefined, replace(2, null))).toMatchObject({ replacementId: null });
+    // replica-a's own: whichever agent was claimed, replica-a has at most one idle of its own, fewer than 2.
+    expect(await agents.assign('r3', await startingTask(), undefined, replace(2))).toMatchObject({ replacementId: expect.any(String) });
+  });
+
+  it('keeps a pool drained by tasks assigned at once at its size: one replacement for each claim', async () => {
+    await idleAgents('r4', 5);
+    const tasks = await Promise.all(Array.from({ length: 5 }, () => startingTask()));
+    const given = await Promise.all(tasks.map((taskId) => agents.assign('r4', taskId, undefined, replace(5))));
+    expect(given.every((assignment) => assignment?.replacementId)).toBe(true);
+    expect(await idleOf('r4')).toEqual([{ owner: 'replica-a', idle: 5, not_started: 5 }]);
   });
 });

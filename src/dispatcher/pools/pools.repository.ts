@@ -14,6 +14,23 @@ export interface PoolCount {
   claimed: number;
 }
 
+/** The claimed agent's replacement, recorded with its claim (`PoolsRepository.assign`). */
+export interface PoolReplacement {
+  /** The pool's size: no replacement while it has this many idle agents or more. */
+  size: number;
+  backend: string;
+  /** The replica that will start the replacement. */
+  owner: string;
+  /** Whose idle agents count (a host-local pool is each replica's own), or null for every replica's. */
+  scopeOwner: string | null;
+}
+
+/** A task given to an agent, and the id of that agent's replacement when one was recorded. */
+export interface PoolAssignment {
+  agent: PoolAgentEntity;
+  replacementId: string | null;
+}
+
 /** Every query of the pool agents table; each state change is one conditional UPDATE. */
 @Injectable()
 export class PoolsRepository {
@@ -44,8 +61,15 @@ export class PoolsRepository {
    * idle agent. `ready` runs while the agent is locked and before the commit (a failure leaves
    * the agent idle). Two round trips: the transaction's start with the agent's claim, the
    * task's record with COMMIT.
+   *
+   * With `replace`, the commit's statement also records the claimed agent's replacement (an idle
+   * agent of the pool owned by `replace.owner`, not yet handed to its runtime) while the pool's
+   * idle agents, those of `replace.scopeOwner` alone when set, are fewer than `replace.size`: the
+   * refill's rule, applied with the claim, so a drained pool's replacements start as their tasks
+   * are given out instead of after a refill round that reads the pool again. The claim and its
+   * replacement commit together: the refill round reads either both or neither.
    */
-  assign(pool: string, taskId: string, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined): Promise<PoolAgentEntity | null> {
+  assign(pool: string, taskId: string, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined, replace?: PoolReplacement): Promise<PoolAssignment | null> {
     return tripTransaction(this.db, {}, async (trips) => {
       const [[agent]] = await trips.send([{
         text: `UPDATE ${AGENTS} SET state = 'claimed', task_id = $2, claimed_at = now()
@@ -57,17 +81,23 @@ export class PoolsRepository {
       if (!agent) return null;
       // Before the commit: no claim can see the task until what its isolation needs is in place.
       await ready(this.toAgent(agent));
-      const [[{ moved }]] = await trips.send([{
+      const [[{ moved, replacement }]] = await trips.send([{
         text: `WITH moved AS (
                  UPDATE ${TASKS} SET runtime_ref = $2, runtime_owner = $3, pool = $4, pool_agent_id = $5
                  WHERE task_id = $1 AND status = 'starting' RETURNING task_id),
                given_back AS (
                  UPDATE ${AGENTS} SET state = 'idle', task_id = NULL, claimed_at = NULL
-                 WHERE agent_id = $5 AND NOT EXISTS (SELECT 1 FROM moved))
-               SELECT EXISTS (SELECT 1 FROM moved) AS moved`,
-        values: [taskId, agent.runtime_ref, agent.owner, pool, agent.agent_id],
+                 WHERE agent_id = $5 AND NOT EXISTS (SELECT 1 FROM moved)),
+               replacement AS (
+                 INSERT INTO ${AGENTS} (agent_id, pool, backend, owner)
+                 SELECT gen_random_uuid(), $4, $6, $7
+                 WHERE $8::int IS NOT NULL AND EXISTS (SELECT 1 FROM moved)
+                   AND (SELECT count(*) FROM ${AGENTS} WHERE pool = $4 AND state = 'idle' AND ($9::text IS NULL OR owner = $9)) < $8
+                 RETURNING agent_id)
+               SELECT EXISTS (SELECT 1 FROM moved) AS moved, (SELECT agent_id FROM replacement) AS replacement`,
+        values: [taskId, agent.runtime_ref, agent.owner, pool, agent.agent_id, replace?.backend ?? null, replace?.owner ?? null, replace?.size ?? null, replace?.scopeOwner ?? null],
       }], { commit: true });
-      return moved ? this.toAgent(agent) : null;
+      return moved ? { agent: this.toAgent(agent), replacementId: (replacement as string | null) ?? null } : null;
     });
   }
 

@@ -42,7 +42,9 @@ export function hasEnded(state: AgentState): boolean {
 /**
  * Keeps every warm pool (WARM_POOLS) at its size: this replica starts, watches and retires the
  * agents it owns, and any replica gives a fitting task to any idle agent (`assign`). An agent
- * serves one task: once claimed it never counts as idle again, so the refill replaces it.
+ * serves one task: once claimed it never counts as idle again. Its replacement is recorded with
+ * the claim and started at once; the refill round (each second, and kicked by a miss, a release
+ * or an agent retired) tops up whatever the claims did not replace and shrinks what is over.
  */
 @Injectable()
 export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -93,13 +95,23 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     if (!pool) return null;
     const backend = this.runtimes.get(pool.backend)!;
     const ready = backend.claimFor ? (idle: PoolAgentEntity) => backend.claimFor!(idle.agentId, idle.runtimeRef!, agentSpecOf(task, this.config)) : undefined;
-    const agent = await this.agents.assign(pool.name, task.taskId, ready);
+    const me = this.config.dispatcherInstance;
+    // The claimed agent's replacement is recorded with the claim, unless this replica may not start one now.
+    const replace = this.closing || this.paused(pool) ? undefined : { size: pool.size, backend: pool.backend, owner: me, scopeOwner: backend.hostLocal ? me : null };
+    const assignment = await this.agents.assign(pool.name, task.taskId, ready, replace);
     this.assigned += 1;
-    this.refills.kick();
-    if (!agent) {
+    if (assignment?.replacementId) {
+      const recorded = performance.now();
+      const replacementId = assignment.replacementId;
+      this.track(this.startSlotsOf(pool)(() => this.startAgent(pool, replacementId, recorded)));
+    } else {
+      this.refills.kick();
+    }
+    if (!assignment) {
       poolMisses.inc({ pool: pool.name });
       return null;
     }
+    const { agent } = assignment;
     poolClaims.inc({ pool: pool.name });
     this.claims.announce(agent.agentId, task.taskId);
     this.logger.log({ taskId: task.taskId, pool: pool.name, agentId: agent.agentId }, 'Task given to a warm agent');
@@ -147,7 +159,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
       }
       // Short of agents, or some of them recorded lately and not booted yet.
       if (idle.length < pool.size || idle.some((agent) => !agent.readyAt && agent.createdAt.getTime() > Date.now() - REFILL_BOOT_MS)) refilling = true;
-      if ((this.pausedUntil.get(pool.name) ?? 0) > Date.now() || idle.length >= pool.size) continue;
+      if (this.paused(pool) || idle.length >= pool.size) continue;
       // Recorded in this round (so the next one counts them), handed to the runtime a few at a time.
       const agentIds = await this.agents.insertMany(pool, pool.size - idle.length, this.config.dispatcherInstance);
       const slots = this.startSlotsOf(pool);
@@ -159,6 +171,11 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     // the claims and boots beside them, by more than a second on a busy engine. An exit the
     // runtime reports is seen at once; this is the net under it.
     if (!refilling) await this.checkIdle(mine.filter((agent) => agent.state === 'idle' && tick % this.checkIdleEvery(agent.backend) === 0));
+  }
+
+  /** After a failed start, the pool's starts wait (START_FAILURE_PAUSE_MS). */
+  private paused(pool: WarmPool): boolean {
+    return (this.pausedUntil.get(pool.name) ?? 0) > Date.now();
   }
 
   private checkIdleEvery(backend: string): number {
@@ -185,7 +202,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
    */
   private async startAgent(pool: WarmPool, agentId: string, recorded: number): Promise<void> {
     const backend = this.runtimes.get(pool.backend)!;
-    if (this.closing || (this.pausedUntil.get(pool.name) ?? 0) > Date.now()) {
+    if (this.closing || this.paused(pool)) {
       await this.agents.retire(agentId);
       return;
     }
