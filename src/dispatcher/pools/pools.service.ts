@@ -99,21 +99,19 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     // The claimed agent's replacement is recorded with the claim, unless this replica may not start one now.
     const replace = this.closing || this.paused(pool) ? undefined : { size: pool.size, backend: pool.backend, owner: me, scopeOwner: backend.hostLocal ? me : null };
     const assignment = await this.agents.assign(pool.name, task.taskId, ready, replace);
+    const recorded = performance.now();
     this.assigned += 1;
-    if (assignment?.replacementId) {
-      const recorded = performance.now();
-      const replacementId = assignment.replacementId;
-      this.track(this.startSlotsOf(pool)(() => this.startAgent(pool, replacementId, recorded)));
-    } else {
-      this.refills.kick();
-    }
     if (!assignment) {
+      this.refills.kick();
       poolMisses.inc({ pool: pool.name });
       return null;
     }
-    const { agent } = assignment;
+    const { agent, replacementId } = assignment;
     poolClaims.inc({ pool: pool.name });
+    // The claim is answered first: the replacement's start (a fork on a host-local engine) comes after it.
     this.claims.announce(agent.agentId, task.taskId);
+    if (replacementId) this.track(this.startSlotsOf(pool)(() => this.startAgent(pool, replacementId, recorded)));
+    else this.refills.kick();
     this.logger.log({ taskId: task.taskId, pool: pool.name, agentId: agent.agentId }, 'Task given to a warm agent');
     return agent;
   }
