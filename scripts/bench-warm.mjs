@@ -19,6 +19,8 @@
 //    it, against the same number of cold tasks posted together until the last one checked in.
 //    BENCH_REFILL_ROUNDS (3) drains, each between two cold bursts; the figure is the median of
 //    each drain over the mean of the cold bursts beside it, printed with its spread.
+//    BENCH_REFILL_STAGES=1 prints each drain's stages (claims and replacements recorded, the
+//    replacements' first claims) and the CPU the whole machine spent over each window.
 // Every POST must answer 201, every callback `completed`, every warm task run warm (else exit 1).
 //
 //   BENCH_RATE=20 BENCH_TASKS=20 BENCH_PODMAN_TASKS=20 BENCH_ROUNDS=3 BENCH_POOL_SIZE=20 BENCH_REFILL_ROUNDS=3 BENCH_WARM_ENGINES=process,docker
