@@ -228,8 +228,10 @@ async function fullAgainAt(databaseUrl, taskIds, t0, timeoutMs = 120_000) {
  * The machine's busy CPU time (every core, from /proc/stat, in ms) sampled every 50 ms while a
  * burst runs; `between(t0, t1)` answers the busy time from the sample before t0 to the one after
  * t1, so BENCH_REFILL_STAGES can print what a drain and a cold burst cost the machine in all.
+ * Without BENCH_REFILL_STAGES nothing is sampled: the figures' runs carry no reads of the bench's own.
  */
 function machineBusy() {
+  if (!stagesWanted) return { stop: async () => undefined, between: () => 0 };
   const read = () => {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
     // user nice system idle iowait irq softirq steal: busy is all but idle and iowait, in USER_HZ (100) ticks.
@@ -238,7 +240,11 @@ function machineBusy() {
   const samples = [[now(), read()]];
   const timer = setInterval(() => samples.push([now(), read()]), 50);
   return {
-    stop: () => clearInterval(timer),
+    // A last sample after the window's end.
+    stop: async () => {
+      await sleep(100);
+      clearInterval(timer);
+    },
     between: (t0, t1) => {
       const before = samples.filter(([t]) => t <= t0).at(-1) ?? samples[0];
       const after = samples.find(([t]) => t >= t1) ?? samples.at(-1);
@@ -258,8 +264,7 @@ async function drainedRefill(server, receiver, databaseUrl) {
   const drained = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: true })));
   const refillMs = (await fullAgainAt(databaseUrl, drained.map((task) => task.taskId), t0)) - t0;
   await Promise.all(drained.map((task) => checkedInAt(server, receiver, task)));
-  await sleep(100);
-  busy.stop();
+  await busy.stop();
   if (stagesWanted) console.log(`    drain: ${ms(refillMs)}, the machine busy ${ms(busy.between(t0, t0 + refillMs))} of CPU over it (monotonic ${(t0 / 1000).toFixed(3)} to ${((t0 + refillMs) / 1000).toFixed(3)} s)`);
   return refillMs;
 }
@@ -273,8 +278,7 @@ async function coldBurst(server, receiver) {
   const cold = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: false })));
   const checkins = await Promise.all(cold.map((task) => checkedInAt(server, receiver, task)));
   const coldMs = Math.max(...checkins) - c0;
-  await sleep(100);
-  busy.stop();
+  await busy.stop();
   if (stagesWanted) console.log(`    cold burst: ${ms(coldMs)}, the machine busy ${ms(busy.between(c0, c0 + coldMs))} of CPU over it (monotonic ${(c0 / 1000).toFixed(3)} to ${((c0 + coldMs) / 1000).toFixed(3)} s)`);
   return coldMs;
 }
