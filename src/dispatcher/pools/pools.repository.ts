@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { WarmPool } from '../../shared/config/warm-pools-settings';
 import { tripTransaction } from '../../shared/database/round-trips';
 import { PoolAgentEntity, PoolAgentState } from './pool-agent.entity';
 
@@ -14,15 +13,32 @@ export interface PoolCount {
   claimed: number;
 }
 
-/** The claimed agent's replacement, recorded with its claim (`PoolsRepository.assign`). */
-export interface PoolReplacement {
-  /** The pool's size: no replacement while it has this many idle agents or more. */
+/**
+ * The refill's rule for one pool as this replica applies it: while the pool has fewer idle agents
+ * than its size, new ones are recorded for `owner` to start. The claim's replacement and the
+ * refill round both apply it through `topUpSql`, so the rule is written once.
+ */
+export interface PoolRule {
+  pool: string;
+  /** No agent is added while the pool has this many idle agents or more. */
   size: number;
   backend: string;
-  /** The replica that will start the replacement. */
+  /** The replica that will start the new agents. */
   owner: string;
   /** Whose idle agents count (a host-local pool is each replica's own), or null for every replica's. */
   scopeOwner: string | null;
+}
+
+/**
+ * An INSERT of the pool's missing idle agents, at most `max`, counted in the statement itself so
+ * that it sees every claim and replacement committed before it. The arguments are SQL
+ * placeholders (or literals); `when` is a further condition on the insert.
+ */
+function topUpSql(p: { pool: string; size: string; backend: string; owner: string; scopeOwner: string; max: string; when?: string }): string {
+  const idle = `(SELECT count(*) FROM ${AGENTS} WHERE pool = ${p.pool} AND state = 'idle' AND (${p.scopeOwner}::text IS NULL OR owner = ${p.scopeOwner}))`;
+  return `INSERT INTO ${AGENTS} (agent_id, pool, backend, owner)
+          SELECT gen_random_uuid(), ${p.pool}, ${p.backend}, ${p.owner} FROM generate_series(1, LEAST(${p.max}::int, ${p.size}::int - ${idle}::int))
+          ${p.when ? `WHERE ${p.when}` : ''} RETURNING agent_id`;
 }
 
 /** A task given to an agent, and the id of that agent's replacement when one was recorded. */
@@ -36,11 +52,11 @@ export interface PoolAssignment {
 export class PoolsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** `count` new idle agents of the pool, not yet handed to their runtime, in one statement; their ids. */
-  async insertMany(pool: Pick<WarmPool, 'name' | 'backend'>, count: number, owner: string): Promise<string[]> {
+  /** Records the agents the pool lacks by its rule, not yet handed to their runtime, in one statement; their ids. */
+  async topUp(rule: PoolRule): Promise<string[]> {
     const rows = (await this.db.query(
-      `INSERT INTO ${AGENTS} (agent_id, pool, backend, owner) SELECT gen_random_uuid(), $1, $2, $3 FROM generate_series(1, $4) RETURNING agent_id`,
-      [pool.name, pool.backend, owner, count],
+      topUpSql({ pool: '$1', size: '$2', backend: '$3', owner: '$4', scopeOwner: '$5', max: '$2' }),
+      [rule.pool, rule.size, rule.backend, rule.owner, rule.scopeOwner],
     )) as { agent_id: string }[];
     return rows.map((row) => row.agent_id);
   }
@@ -62,14 +78,16 @@ export class PoolsRepository {
    * the agent idle). Two round trips: the transaction's start with the agent's claim, the
    * task's record with COMMIT.
    *
-   * With `replace`, the commit's statement also records the claimed agent's replacement (an idle
-   * agent of the pool owned by `replace.owner`, not yet handed to its runtime) while the pool's
-   * idle agents, those of `replace.scopeOwner` alone when set, are fewer than `replace.size`: the
-   * refill's rule, applied with the claim, so a drained pool's replacements start as their tasks
-   * are given out instead of after a refill round that reads the pool again. The claim and its
-   * replacement commit together: the refill round reads either both or neither.
+   * Given the pool's rule rather than its name, the commit's statement also records the claimed
+   * agent's replacement by that rule (`topUp`'s, one agent at most), not yet handed to its runtime: a drained pool's
+   * replacements start as their tasks are given out instead of after a refill round that reads the
+   * pool again. The claim and its replacement commit together: the refill round reads either both
+   * or neither.
    */
-  assign(pool: string, taskId: string, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined, replace?: PoolReplacement): Promise<PoolAssignment | null> {
+  assign(taskId: string, poolOrRule: string | PoolRule, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined): Promise<PoolAssignment | null> {
+    // A pool named alone is never short (size 0): no replacement.
+    const rule = typeof poolOrRule === 'string' ? { pool: poolOrRule, size: 0, backend: null, owner: null, scopeOwner: null } : poolOrRule;
+    const pool = rule.pool;
     return tripTransaction(this.db, {}, async (trips) => {
       const [[agent]] = await trips.send([{
         text: `UPDATE ${AGENTS} SET state = 'claimed', task_id = $2, claimed_at = now()
@@ -88,14 +106,9 @@ export class PoolsRepository {
                given_back AS (
                  UPDATE ${AGENTS} SET state = 'idle', task_id = NULL, claimed_at = NULL
                  WHERE agent_id = $5 AND NOT EXISTS (SELECT 1 FROM moved)),
-               replacement AS (
-                 INSERT INTO ${AGENTS} (agent_id, pool, backend, owner)
-                 SELECT gen_random_uuid(), $4, $6, $7
-                 WHERE $8::int IS NOT NULL AND EXISTS (SELECT 1 FROM moved)
-                   AND (SELECT count(*) FROM ${AGENTS} WHERE pool = $4 AND state = 'idle' AND ($9::text IS NULL OR owner = $9)) < $8
-                 RETURNING agent_id)
+               replacement AS (${topUpSql({ pool: '$4', size: '$8', backend: '$6', owner: '$7', scopeOwner: '$9', max: '1', when: 'EXISTS (SELECT 1 FROM moved)' })})
                SELECT EXISTS (SELECT 1 FROM moved) AS moved, (SELECT agent_id FROM replacement) AS replacement`,
-        values: [taskId, agent.runtime_ref, agent.owner, pool, agent.agent_id, replace?.backend ?? null, replace?.owner ?? null, replace?.size ?? null, replace?.scopeOwner ?? null],
+        values: [taskId, agent.runtime_ref, agent.owner, pool, agent.agent_id, rule.backend, rule.owner, rule.size, rule.scopeOwner],
       }], { commit: true });
       return moved ? { agent: this.toAgent(agent), replacementId: (replacement as string | null) ?? null } : null;
     });

@@ -12,7 +12,7 @@ import { poolAgentSpecOf } from './pool-agent-spec';
 import { PoolClaims } from './pool-claims';
 import { fittingPool } from './pool-fit';
 import { poolClaims, poolMisses, poolRefillDuration } from './pool-metrics';
-import { PoolsRepository } from './pools.repository';
+import { PoolRule, PoolsRepository } from './pools.repository';
 import { agentSpecOf } from '../scheduler/agent-spec';
 
 const REFILL_TICK_MS = 1_000;
@@ -95,10 +95,8 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     if (!pool) return null;
     const backend = this.runtimes.get(pool.backend)!;
     const ready = backend.claimFor ? (idle: PoolAgentEntity) => backend.claimFor!(idle.agentId, idle.runtimeRef!, agentSpecOf(task, this.config)) : undefined;
-    const me = this.config.dispatcherInstance;
     // The claimed agent's replacement is recorded with the claim, unless this replica may not start one now.
-    const replace = this.closing || this.paused(pool) ? undefined : { size: pool.size, backend: pool.backend, owner: me, scopeOwner: backend.hostLocal ? me : null };
-    const assignment = await this.agents.assign(pool.name, task.taskId, ready, replace);
+    const assignment = await this.agents.assign(task.taskId, this.closing || this.paused(pool) ? pool.name : this.ruleOf(pool), ready);
     const recorded = performance.now();
     this.assigned += 1;
     if (!assignment) {
@@ -110,7 +108,7 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
     poolClaims.inc({ pool: pool.name });
     // The claim is answered first: the replacement's start (a fork on a host-local engine) comes after it.
     this.claims.announce(agent.agentId, task.taskId);
-    if (replacementId) this.track(this.startSlotsOf(pool)(() => this.startAgent(pool, replacementId, recorded)));
+    if (replacementId) this.start(pool, [replacementId], recorded);
     else this.refills.kick();
     this.logger.log({ taskId: task.taskId, pool: pool.name, agentId: agent.agentId }, 'Task given to a warm agent');
     return agent;
@@ -157,12 +155,11 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
       }
       // Short of agents, or some of them recorded lately and not booted yet.
       if (idle.length < pool.size || idle.some((agent) => !agent.readyAt && agent.createdAt.getTime() > Date.now() - REFILL_BOOT_MS)) refilling = true;
+      // Full when read: no statement. Otherwise the insert counts again, and sees the claims'
+      // replacements committed since the read. Recorded in this round (so the next one counts
+      // them), then handed to the runtime.
       if (this.paused(pool) || idle.length >= pool.size) continue;
-      // Recorded in this round (so the next one counts them), handed to the runtime a few at a time.
-      const agentIds = await this.agents.insertMany(pool, pool.size - idle.length, this.config.dispatcherInstance);
-      const slots = this.startSlotsOf(pool);
-      const recorded = performance.now();
-      for (const agentId of agentIds) this.track(slots(() => this.startAgent(pool, agentId, recorded)));
+      this.start(pool, await this.agents.topUp(this.ruleOf(pool)), performance.now());
     }
     // After the pools are filled, and not while a refill is under way: a request to the runtime
     // per idle agent (a container engine's inspect) held up a drained pool's replacements, and
@@ -178,6 +175,18 @@ export class PoolsService implements OnApplicationBootstrap, OnApplicationShutdo
 
   private checkIdleEvery(backend: string): number {
     return this.runtimes.get(backend)?.reportsChanges ? RESYNC_IDLE_EVERY_TICKS : CHECK_IDLE_EVERY_TICKS;
+  }
+
+  /** The pool's rule as this replica applies it: a host-local pool counts this replica's own agents. */
+  private ruleOf(pool: WarmPool): PoolRule {
+    const me = this.config.dispatcherInstance;
+    return { pool: pool.name, size: pool.size, backend: pool.backend, owner: me, scopeOwner: this.runtimes.get(pool.backend)!.hostLocal ? me : null };
+  }
+
+  /** Hands recorded agents to the runtime, a few at a time on Kubernetes (POOL_START_CONCURRENCY). */
+  private start(pool: WarmPool, agentIds: string[], recorded: number): void {
+    const slots = this.startSlotsOf(pool);
+    for (const agentId of agentIds) this.track(slots(() => this.startAgent(pool, agentId, recorded)));
   }
 
   private startSlotsOf(pool: WarmPool): Limit {
