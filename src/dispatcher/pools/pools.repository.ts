@@ -79,10 +79,10 @@ export class PoolsRepository {
    * task's record with COMMIT.
    *
    * Given the pool's rule rather than its name, the commit's statement also records the claimed
-   * agent's replacement by that rule (`topUp`'s, one agent at most), not yet handed to its runtime: a drained pool's
-   * replacements start as their tasks are given out instead of after a refill round that reads the
-   * pool again. The claim and its replacement commit together: the refill round reads either both
-   * or neither.
+   * agent's replacement by that rule (`topUp`'s, one agent at most), not yet handed to its
+   * runtime: a drained pool's replacements start as their tasks are given out instead of after a
+   * refill round that reads the pool again. The claim and its replacement commit together: the
+   * refill round reads either both or neither.
    */
   assign(taskId: string, poolOrRule: string | PoolRule, ready: (agent: PoolAgentEntity) => Promise<void> = async () => undefined): Promise<PoolAssignment | null> {
     // A pool named alone is never short (size 0): no replacement.
