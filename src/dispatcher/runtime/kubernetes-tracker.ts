@@ -5,6 +5,7 @@ import { disruptedPods, evictionLimitState, EvictionHooks } from './kubernetes-e
 import { agentStateOf, disruptionOf, isFinal, sameState, startProblem } from './kubernetes-state';
 import { WatchedChange } from './kubernetes-watch';
 import { DueTimes } from './kubernetes-due-times';
+import { RecentKeys } from '../../shared/state/recent-keys';
 import { AgentState, AgentStateListener, StartGraces } from './runtime';
 
 /** What is known of one task's Job and Pods, from the watches and direct reads. */
@@ -57,6 +58,12 @@ export class AgentTracker {
   private readonly listeners: AgentStateListener[] = [];
   /** When agents waiting out a start grace are looked at again: one timer for all of them. */
   private readonly graceDue = new DueTimes((taskId) => this.evaluate(taskId));
+  /**
+   * Uids of Jobs deleted or forgotten. Their pods are collected after them and may still
+   * change meanwhile (the kubelet keeps writing their status): such an event must not track
+   * the task again as a new agent, `starting` after its final state.
+   */
+  private readonly endedJobs = new RecentKeys(10_000);
   private closed = false;
 
   /** AGENT_MAX_EVICTION_REPLACEMENTS; null: a disrupted pod is always replaced. */
@@ -80,12 +87,15 @@ export class AgentTracker {
   }
 
   forget(taskId: string): void {
+    const uid = this.agents.get(taskId)?.job?.metadata?.uid;
+    if (uid) this.endedJobs.add(uid);
     this.graceDue.delete(taskId);
     this.agents.delete(taskId);
   }
 
   jobChanged(namespace: string, { type, object }: WatchedChange<V1Job>): void {
     const taskId = object.metadata?.labels?.[TASK_ID_LABEL];
+    if (type === 'DELETED' && object.metadata?.uid) this.endedJobs.add(object.metadata.uid);
     if (!taskId || (type === 'DELETED' && !this.agents.has(taskId))) return;
     const agent = this.track(taskId, namespace);
     // A finished agent's Job deleted by its TTL: nothing more will happen to it.
@@ -100,6 +110,7 @@ export class AgentTracker {
     // A pod going away (deleted, or Terminating after its Job was collected) of a task already forgotten says nothing new.
     const leaving = type === 'DELETED' || Boolean(object.metadata?.deletionTimestamp);
     if (!taskId || !object.metadata?.name || (leaving && !this.agents.has(taskId))) return;
+    if (this.endedJobs.has(controllerOf(object)?.uid ?? '')) return;
     const agent = this.track(taskId, namespace);
     if (!madeBy(object, agent.job)) return;
     if (type === 'DELETED') agent.pods.delete(object.metadata.name);
@@ -253,9 +264,13 @@ export class AgentTracker {
  * Job is known, a pod with a Job controller is taken in; its Job's uid is checked once known.
  */
 export function madeBy(pod: V1Pod, job: V1Job | undefined): boolean {
-  const controller = pod.metadata?.ownerReferences?.find((owner) => owner.controller);
+  const controller = controllerOf(pod);
   if (!controller || controller.kind !== 'Job') return false;
   return !job?.metadata?.uid || controller.uid === job.metadata.uid;
+}
+
+function controllerOf(pod: V1Pod) {
+  return pod.metadata?.ownerReferences?.find((owner) => owner.controller);
 }
 
 /** Oldest first (a Job's retries make newer pods). */
