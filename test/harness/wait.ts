@@ -1,18 +1,18 @@
 /**
  * Polls `probe` until it gives a truthy value and returns that value; past `timeoutMs`
- * it fails, naming `what` it waited for.
+ * it fails, naming `what` it waited for (a function is asked then, so it can tell what it saw).
  */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined | null | false> | T | undefined | null | false,
   timeoutMs = 20_000,
-  what = 'a condition',
+  what: string | (() => string) = 'a condition',
   intervalMs = 100,
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > until) throw new Error(`Timed out waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`Timed out waiting for ${typeof what === 'function' ? what() : what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -54,11 +54,11 @@ export function startBackend(server: KubeApiServer, options: Partial<KubernetesR
     backend,
     states,
     waitForPhase: async (taskId, phase, timeoutMs = 8000) => {
-      await waitFor(() => states.get(taskId)?.at(-1)?.phase === phase, timeoutMs, `task ${taskId} to reach ${phase} (saw ${JSON.stringify(states.get(taskId))})`);
+      await waitFor(() => states.get(taskId)?.at(-1)?.phase === phase, timeoutMs, () => `task ${taskId} to reach ${phase} (saw ${JSON.stringify(states.get(taskId))})`);
       return states.get(taskId)!.at(-1)!;
     },
     waitForState: (taskId, state, timeoutMs = 8000) =>
-      waitFor(() => JSON.stringify(states.get(taskId)?.at(-1)) === JSON.stringify(state), timeoutMs, `task ${taskId} to reach ${JSON.stringify(state)} (saw ${JSON.stringify(states.get(taskId))})`),
+      waitFor(() => JSON.stringify(states.get(taskId)?.at(-1)) === JSON.stringify(state), timeoutMs, () => `task ${taskId} to reach ${JSON.stringify(state)} (saw ${JSON.stringify(states.get(taskId))})`),
   };
 }
 
@@ -78,7 +78,7 @@ export function makeSpec(over: Partial<AgentSpec> = {}): AgentSpec {
 }
 
 /** Waits until `check` holds, polling every 20 ms (the test server answers at once). */
-export async function waitFor(check: () => boolean, timeoutMs = 8000, what = 'a condition'): Promise<void> {
+export async function waitFor(check: () => boolean, timeoutMs = 8000, what: string | (() => string) = 'a condition'): Promise<void> {
   await waitUntil(() => check(), timeoutMs, what, 20);
 }
 
