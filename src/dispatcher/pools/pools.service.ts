@@ -4,7 +4,7 @@ import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
 import { WarmPool } from '../../shared/config/warm-pools-settings';
 import { SerialLoop } from '../../shared/loop/serial-loop';
-import { AgentState, REPORTED_RESYNC_MS, RuntimeBackend } from '../runtime/runtime';
+import { AgentState, hasEnded, REPORTED_RESYNC_MS, RuntimeBackend } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { TaskEntity } from '../tasks/task.entity';
 import { PoolAgentEntity } from './pool-agent.entity';
@@ -32,12 +32,6 @@ const START_FAILURE_PAUSE_MS = 5_000;
  * number of cold ones.
  */
 export const POOL_START_CONCURRENCY = 8;
-
-const ENDED: AgentState['phase'][] = ['exited', 'gone', 'failed_to_start', 'deadline_exceeded'];
-
-export function hasEnded(state: AgentState): boolean {
-  return ENDED.includes(state.phase);
-}
 
 /**
  * Keeps every warm pool (WARM_POOLS) at its size: this replica starts, watches and retires the

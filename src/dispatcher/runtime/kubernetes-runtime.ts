@@ -11,14 +11,13 @@ import { EgressKeeper } from './kubernetes-egress-keeper';
 import { buildNetworkPolicy, createNetworkPolicy, DispatcherEndpoint, DnsEndpoint, EgressSettings, jobOwner, KUBE_DNS } from './kubernetes-network-policy';
 import { EVICTION_LIMIT_REASON, recordDisruptionsPatch } from './kubernetes-evictions';
 import { createdByUs, CREATOR_ANNOTATION, creatorMark } from './kubernetes-job-creator';
-import { isFinal } from './kubernetes-state';
 import { AgentTracker, byCreation, StartProblem, TrackedAgent } from './kubernetes-tracker';
 import { ResourceWatch } from './kubernetes-watch';
 import { DEFAULT_API_TIMEOUT_SECONDS } from './kubernetes-call-deadline';
 import { followPodLog } from './kubernetes-log-follow';
 import { slimJob, slimPod } from './kubernetes-slim';
 import { readyWarmPod } from './kubernetes-warm-claim';
-import { AgentSpec, AgentState, AgentStateListener, LogFollow, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
+import { AgentSpec, AgentState, AgentStateListener, hasEnded, LogFollow, ManagedAgent, RuntimeBackend, RuntimeUnavailableError } from './runtime';
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const NO_ADDITIONS: PodAdditionRules = { labelPrefixes: [], annotationPrefixes: [], nodeSelectorKeys: [], tolerationKeys: [], priorityClasses: [] };
@@ -255,7 +254,7 @@ export class KubernetesRuntime implements RuntimeBackend {
       this.agents.absorb(taskId, namespace, job, pods);
     } catch (error) {
       if (!isNotFound(error)) throw error;
-      return tracked?.reported && isFinal(tracked.reported) ? tracked.reported : { phase: 'gone', message: `Job ${name} no longer exists` };
+      return tracked?.reported && hasEnded(tracked.reported) ? tracked.reported : { phase: 'gone', message: `Job ${name} no longer exists` };
     }
     return this.agents.evaluate(taskId);
   }

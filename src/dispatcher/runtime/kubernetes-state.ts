@@ -88,10 +88,6 @@ export function agentContainer(pod: V1Pod | undefined): V1ContainerStatus | unde
   return statuses.find((s) => s.name === 'agent') ?? statuses[0];
 }
 
-export function isFinal(state: AgentState): boolean {
-  return ['exited', 'failed_to_start', 'deadline_exceeded', 'gone'].includes(state.phase);
-}
-
 /** Same phase and same details: no change worth reporting. */
 export function sameState(a: AgentState | undefined, b: AgentState): boolean {
   return a !== undefined && JSON.stringify(a) === JSON.stringify(b);

@@ -2,11 +2,11 @@ import { Logger } from '@nestjs/common';
 import type { V1Job, V1Pod } from '@kubernetes/client-node';
 import { TASK_ID_LABEL } from './kubernetes-manifests';
 import { disruptedPods, evictionLimitState, EvictionHooks } from './kubernetes-evictions';
-import { agentStateOf, disruptionOf, isFinal, sameState, startProblem } from './kubernetes-state';
+import { agentStateOf, disruptionOf, sameState, startProblem } from './kubernetes-state';
 import { WatchedChange } from './kubernetes-watch';
 import { DueTimes } from './kubernetes-due-times';
 import { RecentKeys } from '../../shared/state/recent-keys';
-import { AgentState, AgentStateListener, StartGraces } from './runtime';
+import { AgentState, AgentStateListener, hasEnded, StartGraces } from './runtime';
 
 /** What is known of one task's Job and Pods, from the watches and direct reads. */
 export interface TrackedAgent {
@@ -155,7 +155,7 @@ export class AgentTracker {
     const overEvicted = this.overEvicted(taskId, agent);
     const state: AgentState = overEvicted ?? (agent.job || agent.jobSeen ? agentStateOf(agent.job, pod) : { phase: 'starting' });
     if (!overEvicted) this.applyStartGrace(taskId, agent, state, pod);
-    if (isFinal(state)) agent.final = state;
+    if (hasEnded(state)) agent.final = state;
     this.report(taskId, agent, state);
     return state;
   }

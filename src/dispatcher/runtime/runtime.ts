@@ -46,6 +46,11 @@ export type AgentState =
   | { phase: 'deadline_exceeded'; message?: string }
   | { phase: 'gone'; message?: string };
 
+/** A state after which the agent does nothing more: its task's outcome. */
+export function hasEnded(state: AgentState): boolean {
+  return state.phase !== 'starting' && state.phase !== 'running';
+}
+
 export interface ManagedAgent {
   taskId: string;
   ref: string;
