@@ -2,14 +2,15 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdo
 import { Subscription } from 'rxjs';
 import { AppConfig } from '../../shared/config/config';
 import { APP_CONFIG } from '../../shared/config/config.module';
-import { AgentState, REPORTED_RESYNC_MS, RuntimeBackend, RuntimeUnavailableError } from '../runtime/runtime';
+import { AgentState, hasEnded, REPORTED_RESYNC_MS, RuntimeBackend, RuntimeUnavailableError } from '../runtime/runtime';
 import { RuntimeRegistry } from '../runtime/runtime-registry';
 import { inExitGrace, isFinal, TaskStatus } from '../tasks/task-state';
 import { TaskSignals } from '../tasks/task-signals';
 import { runtimeKeyOf, TaskEntity } from '../tasks/task.entity';
-import { hasEnded, PoolsService } from '../pools/pools.service';
+import { PoolsService } from '../pools/pools.service';
 import { TaskPatch, TasksRepository, TickProbe } from '../tasks/tasks.repository';
 import { outcomeOf } from './agent-outcome';
+import { PendingStates } from './pending-states';
 import { agentSpecOf } from './agent-spec';
 import { taskAttributes } from '../../shared/tracing/task-attributes';
 import { currentCarrier, inTaskSpan, storedCarrier } from '../../shared/tracing/trace-context';
@@ -49,8 +50,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   private readonly probes = new SerialLoop(() => this.probeTick(), (error) => this.logger.error({ err: error }, 'Scheduler tick failed'));
   /** The last tick's answers, for the housekeeping round it wakes; none before the first (that round reads for itself, as it does what the tick did not ask). */
   private probed?: TickProbe;
-  /** States the runtimes reported and not yet applied, the latest per task. */
-  private readonly reportedStates = new Map<string, AgentState>();
+  /** States the runtimes reported and not yet applied. */
+  private readonly reportedStates = new PendingStates();
   private readonly stateLoop = new SerialLoop(() => this.applyReportedStates(), (error) => this.logger.error({ err: error }, 'Applying agent states failed'));
   /** Submits under way, by task id: the watch leaves these tasks alone, and shutdown waits for them. */
   private readonly submitting = new Map<string, Promise<void>>();
@@ -71,8 +72,8 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     for (const backend of this.runtimes.backends) {
-      backend.onStateChange((taskId, state) => {
-        this.reportedStates.set(taskId, state);
+      backend.onStateChange((runtimeKey, state) => {
+        this.reportedStates.put(runtimeKey, state);
         this.stateLoop.kick();
       });
     }
@@ -329,8 +330,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
   /** Applies what the runtimes reported, STATE_CONCURRENCY tasks at a time, until nothing is left. */
   private async applyReportedStates(): Promise<void> {
     while (this.reportedStates.size > 0) {
-      const batch = [...this.reportedStates];
-      this.reportedStates.clear();
+      const batch = this.reportedStates.take();
       let next = 0;
       await Promise.all(Array.from({ length: Math.min(STATE_CONCURRENCY, batch.length) }, async () => {
         while (next < batch.length) {
