@@ -19,7 +19,7 @@ describe('PendingStates', () => {
     expect(pending.size).toBe(0);
   });
 
-  it.each(ended.flatMap((end) => live.map((late) => [end, late] as const)))('lets no later %j undo a pending %j', (end, late) => {
+  it.each(ended.flatMap((end) => live.map((late) => [end, late] as const)))('keeps a pending %j over a later %j', (end, late) => {
     const pending = new PendingStates();
     pending.put('a', end);
     pending.put('a', late);
