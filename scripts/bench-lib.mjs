@@ -105,8 +105,13 @@ export const median = (values) => percentile(values, 50);
 export const medianOf = (runs, pick) => median(runs.map(pick));
 
 /** A process's user + system CPU time so far, in ms, from /proc/<pid>/stat (clock ticks of 10 ms, USER_HZ 100). */
-export function cpuMs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+export const cpuMs = (pid) => statCpuMs(`/proc/${pid}/stat`);
+
+/** The same for the process's main thread alone (its JavaScript; V8's compiler and collector threads left out). */
+export const mainThreadCpuMs = (pid) => statCpuMs(`/proc/${pid}/task/${pid}/stat`);
+
+function statCpuMs(file) {
+  const stat = readFileSync(file, 'utf8');
   // The command name in parentheses may hold spaces or parentheses: the fields start after the last `) `.
   const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;

@@ -15,7 +15,10 @@
 // checkout built before tracing existed, `npm run build` done there) a server from that build
 // is then compared the same way with a fresh "off" server, for "off is the same as before".
 // Beside throughput, each server's own CPU time per request (from /proc) is compared the same
-// way: on a shared machine it moves far less with other load than requests/s do.
+// way: on a shared machine it moves far less with other load than requests/s do. Then where the
+// extra CPU runs (the main thread, or V8's compiler and collector threads), and, beside it, the
+// SDK's own cost of a span in a bare process (scripts/span-cost.mjs, exporting to the same
+// receiver) times the spans each workload made: how much of tracing's cost the spans explain.
 // Every answer's status is checked. Needs local PostgreSQL and Redis. `npm run build` first.
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -24,7 +27,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { bootServer, countStatus, cpuMs, database, dispatcherStandIn, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally, postStatus } from './bench-lib.mjs';
+import { bootServer, countStatus, cpuMs, database, mainThreadCpuMs, dispatcherStandIn, emitFigure, freePort, interleaved, mergeStatuses, percentile, premises, productionServices, requireStatuses, root, secret, spread, tally, postStatus } from './bench-lib.mjs';
 
 const count = Number(process.env.BENCH_TRACING_REQUESTS ?? 1000);
 const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
@@ -113,10 +116,11 @@ async function compare(label, workload, baseline, measured, target, expected) {
   // that hand-off is the run's own, and no run is slowed by a backlog the other server left.
   const run = (server) => async () => {
     const cpuBefore = cpuMs(server.pid);
+    const mainBefore = mainThreadCpuMs(server.pid);
     const figures = await load(server.base, count, workload(server));
     server.stored += figures.statuses.get(expected) ?? 0;
     const drained = await drain(server);
-    return { ...figures, drained, cpuPerRequest: (cpuMs(server.pid) - cpuBefore) / count };
+    return { ...figures, drained, cpuPerRequest: (cpuMs(server.pid) - cpuBefore) / count, mainPerRequest: (mainThreadCpuMs(server.pid) - mainBefore) / count };
   };
   const { runs, baselines, ratios } = await interleaved(rounds, run(baseline), run(measured));
   const shares = ratios((figures) => figures.rate);
@@ -138,6 +142,33 @@ async function compare(label, workload, baseline, measured, target, expected) {
   console.log(`   server CPU per request: ${measured.name} ${spread(runs.map((r) => r.cpuPerRequest), (v) => `${v.toFixed(2)} ms`)}, ${baseline.name} ${spread(baselines.map((r) => r.cpuPerRequest), (v) => `${v.toFixed(2)} ms`)}; ${measured.name} / ${baseline.name} beside it: ${spread(cpuShares, pct)} (target <= ${pct(cpuTarget)})`);
   const cpuReference = (baselines[cpuMiddle].cpuPerRequest + baselines[cpuMiddle + 1].cpuPerRequest) / 2;
   emitFigure({ figure: `${label}, ${measured.name}, server CPU per request`, value: `${runs[cpuMiddle].cpuPerRequest.toFixed(2)} ms`, baseline: `${cpuReference.toFixed(2)} ms ${baseline.name}`, ratio: pct(cpuShares[cpuMiddle]), target: `<= ${pct(cpuTarget)}`, met: ok && cpuShares[cpuMiddle] <= cpuTarget });
+  // Where the extra CPU runs: the main thread (JavaScript, the kernel's work for its calls) or V8's other threads (compiler, collector).
+  const mainReference = (baselines[cpuMiddle].mainPerRequest + baselines[cpuMiddle + 1].mainPerRequest) / 2;
+  const extraMainMs = runs[cpuMiddle].mainPerRequest - mainReference;
+  console.log(`   of it, on the main thread: ${measured.name} ${runs[cpuMiddle].mainPerRequest.toFixed(2)} ms, ${baseline.name} ${mainReference.toFixed(2)} ms (the run at the median and its neighbours)`);
+  return { label, extraCpuMs: runs[cpuMiddle].cpuPerRequest - cpuReference, extraMainMs };
+}
+
+/**
+ * The SDK's own cost of a span in a bare process (scripts/span-cost.mjs, exporting to the same
+ * receiver), beside what tracing added to each request: how much of it the spans themselves
+ * explain, and how much is the rest (context, propagation, instrumentations, the collector).
+ */
+async function spanFloor(receiverUrl, extras) {
+  const child = spawn(process.execPath, [path.join(root, 'scripts/span-cost.mjs')], {
+    env: { ...process.env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiverUrl}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const chunks = [];
+  child.stdout.on('data', (chunk) => chunks.push(chunk));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`span-cost.mjs exited with ${code}`);
+  const floor = JSON.parse(Buffer.concat(chunks).toString('utf8').trim().split('\n').at(-1));
+  console.log(`the SDK alone (scripts/span-cost.mjs, a bare process): ${floor.startToEndMicros.toFixed(1)} µs of CPU a span start to end, ${floor.withExportMicros.toFixed(1)} µs with its export`);
+  for (const { label, extraCpuMs, extraMainMs, spansPerRequest } of extras) {
+    const spansWorth = spansPerRequest * floor.withExportMicros / 1000;
+    console.log(`   ${label}: tracing added ${(extraCpuMs * 1000).toFixed(0)} µs of server CPU a request (${(extraMainMs * 1000).toFixed(0)} µs on the main thread); ${spansPerRequest.toFixed(1)} spans a request at the SDK's own cost are ${(spansWorth * 1000).toFixed(0)} µs of it`);
+  }
 }
 
 const median = (runs, key) => percentile(runs.map((r) => r[key]), 50);
@@ -172,11 +203,20 @@ async function main() {
     const webhook = () => forgePush;
     const postTask = (server) => server.createTask;
     const spansBefore = await receiver.spans();
-    await compare('routed webhook ingest (200)', webhook, off, on, TARGET, 200);
-    await compare('task creation, POST /api/v1/tasks/ (201)', postTask, off, on, TARGET, 201);
-    await new Promise((resolve) => setTimeout(resolve, 6000));
+    // Each workload's spans, counted once the batch processor's schedule delay (5 s) has passed.
+    const withSpans = async (compared) => {
+      const before = await receiver.spans();
+      const extra = await compared();
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      return { ...extra, spansPerRequest: ((await receiver.spans()) - before) / (rounds * count) };
+    };
+    const extras = [
+      await withSpans(() => compare('routed webhook ingest (200)', webhook, off, on, TARGET, 200)),
+      await withSpans(() => compare('task creation, POST /api/v1/tasks/ (201)', postTask, off, on, TARGET, 201)),
+    ];
     const spans = (await receiver.spans()) - spansBefore;
     console.log(`spans received from "on": ${spans}, ${(spans / (2 * rounds * count)).toFixed(1)} per request`);
+    await spanFloor(receiver.url, extras);
     // "off" ran one run more of each section than "on" (its runs are on both sides of each of "on"'s).
     console.log(`tasks dispatched to the consumer: off ${off.taken()} of ${off.stored} stored, on ${on.taken()} of ${on.stored}`);
     if (beforeRoot) {
