@@ -49,13 +49,25 @@ describe('the delivery ledger, group-committed', () => {
     }
   });
 
-  it('answers false for a dedup key stored before or earlier in the same burst, and stores rows without a key every time', async () => {
+  it('answers false for a dedup key stored before or earlier in the same statement, and stores rows without a key every time', async () => {
     expect(await ledger.recordOnce(delivery('forge:seen'))).toBe(true);
-    const burst = [delivery('forge:seen'), delivery('forge:twice'), delivery('forge:twice'), delivery(null), delivery(null), delivery('forge:once')];
+    // The first two rows start the two writes the ledger runs at once; the rest wait and go in one statement after them.
+    const burst = [delivery('forge:seen'), delivery('forge:first'), delivery('forge:twice'), delivery('forge:twice'), delivery(null), delivery(null), delivery('forge:once')];
     const answers = await Promise.all(burst.map((row) => ledger.recordOnce(row)));
-    expect(answers).toEqual([false, true, false, true, true, true]);
+    expect(answers).toEqual([false, true, true, false, true, true, true]);
     const keys = (await stored(burst.map((row) => row.id))).map((row: { dedup_key: string | null }) => row.dedup_key).sort();
-    expect(keys).toEqual(['forge:once', 'forge:twice', null, null]);
+    expect(keys).toEqual(['forge:first', 'forge:once', 'forge:twice', null, null]);
+  });
+
+  it('stores one of two rows with the same dedup key in writes under way at once, whichever commits first, and answers false to the other', async () => {
+    for (let round = 0; round < 5; round++) {
+      // The first two rows are each a write of their own, both under way at once: which one's INSERT takes the key is the database's race.
+      const pair = [delivery(`forge:race-${round}`), delivery(`forge:race-${round}`)];
+      const answers = await Promise.all(pair.map((row) => ledger.recordOnce(row)));
+      expect([...answers].sort()).toEqual([false, true]);
+      const found = await stored(pair.map((row) => row.id));
+      expect(found.map((row: { id: string }) => row.id)).toEqual([pair[answers.indexOf(true)].id]);
+    }
   });
 
   it('fails only the caller whose row PostgreSQL refuses', async () => {
