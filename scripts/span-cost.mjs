@@ -9,8 +9,7 @@
 // given) done, after a warm-up that is not counted.
 //
 //   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=http://127.0.0.1:<port>/v1/traces node scripts/span-cost.mjs [spans=50000]
-import { setTimeout as sleep } from 'node:timers/promises';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 
 if (!process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) throw new Error('span-cost.mjs needs OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (a receiver that answers)');
 const spans = Number(process.argv[2] ?? 50_000);
