@@ -142,6 +142,25 @@ describe('one trace per task, from the webhook to the callback', () => {
     expect(webhookAccess).toMatchObject({ trace_id: SENDER_TRACE });
   });
 
+  it('keeps each line\'s role and request id with the trace: in requests, in the loops, and where work leaves a trace', () => {
+    const lines = started.server.lines;
+    const about = (message: string) => lines.filter((line) => line.msg === message && (line.taskId === taskGuid || line.task === taskGuid));
+    // A request's lines: the role and the request id it answered with, beside the trace ids.
+    expect(about('Task accepted')).toEqual([expect.objectContaining({ role: 'dispatcher', request_id: expect.any(String), trace_id: SENDER_TRACE })]);
+    const webhookAccess = lines.find((line) => line.msg === 'request completed' && String(line.url).startsWith('/api/v1/webhooks'));
+    expect(webhookAccess).toMatchObject({ role: 'controller', request_id: expect.any(String) });
+    // A loop's round runs outside every trace and opens the task's own spans: the role stays.
+    for (const line of [...about('Agent submitted'), ...about('Callback delivered')]) expect(line.role).toBe('dispatcher');
+    // The controller closes the task in the callback's request; the dispatcher's own line may come later.
+    const finished = about('Task finished');
+    expect(finished.find((line) => 'task' in line)).toMatchObject({ role: 'controller', request_id: expect.any(String) });
+    for (const line of finished) expect(['controller', 'dispatcher']).toContain(line.role);
+    // Lines of the roles' loops that belong to no task still say whose they are (the boot's own are the process's).
+    const loopLines = lines.filter((line) => line.context !== undefined && line.msg !== 'request completed' && !('request_id' in line));
+    expect(loopLines.length).toBeGreaterThan(0);
+    expect(loopLines.filter((line) => line.role === undefined && line.context !== 'Boot').map((line) => `${line.context}: ${line.msg}`)).toEqual([]);
+  });
+
   it('never changes a span after its end (the SDK warns of each, and builds an Error for it)', () => {
     expect(started.server.otherLines.filter((line) => /ended span/i.test(line))).toEqual([]);
   });

@@ -1,4 +1,5 @@
-import { Context, context, ROOT_CONTEXT } from '@opentelemetry/api';
+import { Context, context } from '@opentelemetry/api';
+import { untracedContext } from '../logging/request-context';
 
 export interface GroupCommitOptions {
   /** The most items one write takes. */
@@ -44,7 +45,7 @@ export class GroupCommit<T, R> {
       const batch = this.queue.splice(0, this.options.maxBatch);
       // A write of one item is part of its caller's trace; one that serves several callers
       // belongs to none of their traces.
-      const scope = batch.length === 1 ? batch[0].scope : ROOT_CONTEXT;
+      const scope = batch.length === 1 ? batch[0].scope : untracedContext();
       const written: Promise<void> = context.with(scope, () => this.run(batch)).finally(() => {
         this.writing.delete(written);
         this.pump();

@@ -1,4 +1,5 @@
-import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import { context } from '@opentelemetry/api';
+import { untracedContext } from '../logging/request-context';
 
 /**
  * Runs one async round at a time: a kick during a round asks for one more round after
@@ -19,7 +20,7 @@ export class SerialLoop {
     }
     // A round serves every task, not the request whose write kicked it: it starts no span of
     // that request's trace (a task's own steps open spans of the task's trace themselves).
-    this.running = context.with(ROOT_CONTEXT, this.round)
+    this.running = context.with(untracedContext(), this.round)
       .catch(this.onError)
       .finally(() => {
         this.running = undefined;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
+import { context, propagation, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
+import { untracedContext } from '../logging/request-context';
 import { asOwnClientRequest } from './own-client-request';
 import { tracingStarted } from './sdk';
 
@@ -37,7 +38,7 @@ const httpTracer = (): Tracer => (httpSpans ??= trace.getTracer('agent-task-http
  */
 export function withServerSpan(request: IncomingMessage, response: ServerResponse, route: string, work: () => void): void {
   if (!tracingStarted()) return work();
-  const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+  const parent = propagation.extract(untracedContext(), request.headers);
   const socket = request.socket;
   const [host, port] = splitHost(request.headers.host);
   const span = httpTracer().startSpan(`${request.method} ${route}`, {

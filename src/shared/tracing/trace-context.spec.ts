@@ -1,4 +1,5 @@
-import { requestContext } from '../logging/request-context';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { requestContext, untracedContext } from '../logging/request-context';
 import { agentTraceEnv, carrierOf, currentCarrier, forwardedTraceHeaders, inSpan, inTaskSpan, linkTo, logTraceFields, outsideTraces, traceColumns, traceIdOf } from './trace-context';
 
 const TRACEPARENT = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
@@ -27,7 +28,11 @@ describe('with no SDK running', () => {
       expect(traceColumns()).toEqual({ traceParent: TRACEPARENT, traceState: 'v=1' });
       expect(forwardedTraceHeaders()).toEqual({ traceparent: TRACEPARENT, tracestate: 'v=1' });
       expect(logTraceFields()).toBeUndefined();
+      // The request context has a storage of its own then; leaving a trace leaves nothing behind.
+      expect(requestContext.getStore()?.incomingTrace?.traceparent).toBe(TRACEPARENT);
+      expect(untracedContext()).toBe(ROOT_CONTEXT);
     });
+    expect(requestContext.getStore()).toBeUndefined();
     expect(currentCarrier()).toBeNull();
     expect(traceColumns()).toEqual({ traceParent: null, traceState: null });
     expect(forwardedTraceHeaders()).toEqual({});

@@ -1,5 +1,5 @@
 import { Attributes, context, INVALID_SPAN_CONTEXT, Link, propagation, ROOT_CONTEXT, Span, SpanKind, SpanStatusCode, trace, Tracer } from '@opentelemetry/api';
-import { requestContext } from '../logging/request-context';
+import { requestContext, untracedContext } from '../logging/request-context';
 import { tracingStarted } from './sdk';
 
 /** A W3C trace context as the headers (and an agent's environment) carry it. */
@@ -89,7 +89,7 @@ const UNTRACED = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
  */
 export function inTaskSpan<T>(name: string, parent: TraceCarrier | null, options: TaskSpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
   if (!tracingStarted()) return work(UNTRACED);
-  const parentContext = parent ? propagation.extract(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+  const parentContext = parent ? propagation.extract(untracedContext(), parent) : untracedContext();
   return tracer().startActiveSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parentContext, (span) => endingSpan(span, work));
 }
 
@@ -134,5 +134,5 @@ export function logTraceFields(): { trace_id: string; span_id: string } | undefi
  */
 export function outsideTraces<T>(work: () => T): T {
   if (!tracingStarted()) return work();
-  return context.with(ROOT_CONTEXT, work);
+  return context.with(untracedContext(), work);
 }
