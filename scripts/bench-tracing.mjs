@@ -19,6 +19,8 @@
 // extra CPU runs (the main thread, or V8's compiler and collector threads), and, beside it, the
 // SDK's own cost of a span in a bare process (scripts/span-cost.mjs, exporting to the same
 // receiver) times the spans each workload made: how much of tracing's cost the spans explain.
+// With BENCH_TRACING_ON_BEFORE_ROOT (another built checkout) that build's server runs traced in
+// place of "off": a change to tracing's own cost, measured traced against traced.
 // Every answer's status is checked. Needs local PostgreSQL and Redis. `npm run build` first.
 import { spawn } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
@@ -34,6 +36,9 @@ const connections = Number(process.env.BENCH_TRACING_CONNECTIONS ?? 32);
 // Short runs, many of them: on a shared machine the load moves within seconds.
 const rounds = Number(process.env.BENCH_TRACING_ROUNDS ?? 7);
 const beforeRoot = process.env.BENCH_TRACING_BEFORE_ROOT;
+// The root of another build (built there): its server runs traced in place of "off", so a change
+// to tracing's own cost is measured traced against traced. Not for `npm run bench`'s table.
+const onBeforeRoot = process.env.BENCH_TRACING_ON_BEFORE_ROOT;
 const FORGE_SECRET = secret();
 const TARGET = 0.85;
 // OTLP/HTTP JSON unless BENCH_TRACING_PROTOCOL=http/protobuf (the SDK's default encoding).
@@ -192,13 +197,14 @@ async function main() {
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol,
       OTEL_TRACES_SAMPLER: 'always_on', OTEL_BSP_MAX_QUEUE_SIZE: '262144',
     };
-    const off = await controller('off', services, {});
+    const off = onBeforeRoot ? await controller('before-on', services, tracing, onBeforeRoot) : await controller('off', services, {});
     servers.push(off);
     const on = await controller('on', services, tracing);
     servers.push(on);
     premises(`${count} requests per run over ${connections} keep-alive connections, ${rounds} runs of each server interleaved with the other's`,
       'ROLE=controller on local PostgreSQL (a database each)', services.statement,
       'a dispatcher stand-in checked in at each controller takes every task at once (no agent runs)', `tracing on: every span sampled and exported over OTLP/HTTP (${protocol}) to a receiver process on loopback`,
+      ...(onBeforeRoot ? [`BENCH_TRACING_ON_BEFORE_ROOT: the baseline is the build at ${onBeforeRoot}, traced the same way (its figures are this build's tracing cost over that one's, not over off)`] : []),
       beforeRoot ? `before: the build at ${beforeRoot}, compared with a fresh "off" server afterwards` : 'BENCH_TRACING_BEFORE_ROOT not set: no pre-tracing build compared');
     const webhook = () => forgePush;
     const postTask = (server) => server.createTask;
@@ -215,8 +221,11 @@ async function main() {
       await withSpans(() => compare('task creation, POST /api/v1/tasks/ (201)', postTask, off, on, TARGET, 201)),
     ];
     const spans = (await receiver.spans()) - spansBefore;
-    console.log(`spans received from "on": ${spans}, ${(spans / (2 * rounds * count)).toFixed(1)} per request`);
-    await spanFloor(receiver.url, extras);
+    // Both servers export with BENCH_TRACING_ON_BEFORE_ROOT: the receiver's count is theirs together.
+    if (!onBeforeRoot) {
+      console.log(`spans received from "on": ${spans}, ${(spans / (2 * rounds * count)).toFixed(1)} per request`);
+      await spanFloor(receiver.url, extras);
+    }
     // "off" ran one run more of each section than "on" (its runs are on both sides of each of "on"'s).
     console.log(`tasks dispatched to the consumer: off ${off.taken()} of ${off.stored} stored, on ${on.taken()} of ${on.stored}`);
     if (beforeRoot) {
