@@ -12,7 +12,15 @@
 // counted and their CPU, measured on their own after the run (the same number of GETs), is
 // taken off and printed.
 //
+// Beside the figure, not part of it: the same server and floor once more at full load (every
+// task posted at once, BENCH_CPU_LOADED_CONCURRENT slots, as issue 23's burst), and what waking
+// an idle Node process costs this machine. On a machine whose cores go cold while a process
+// sleeps, a task life's steps spread over 100 ms cost more than the same steps back to back:
+// the figure at 10/s holds that cost, the full-load run does not, so the two together tell
+// the work from the waking. BENCH_CPU_LOADED=0 leaves the full-load pair out.
+//
 //   BENCH_CPU_TASKS=1000 BENCH_CPU_RATE=10 BENCH_CPU_ROUNDS=3 BENCH_CPU_MAX_CONCURRENT=32
+//   BENCH_CPU_LOADED=1 BENCH_CPU_LOADED_CONCURRENT=64
 //   BENCH_CPU_COMPARE_MAIN=<checkout>/dist/src/main.js also runs another build each round (before/after).
 //   BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (boot included in the file).
 import { fork, spawn } from 'node:child_process';
@@ -21,6 +29,7 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pLimit from 'p-limit';
 import {
   allInOneConsumer, BENCH_AGENT_COMMAND, BENCH_AGENT_IMAGE, bootAllInOne, countStatus, cpuMs, database, emitFigure, interleaved, median,
   premises, productionServices, requireStatuses, root, runBenchScript, spread, tally,
@@ -33,6 +42,11 @@ const taskCount = env('BENCH_CPU_TASKS', 1000);
 const taskRate = env('BENCH_CPU_RATE', 10);
 const rounds = env('BENCH_CPU_ROUNDS', process.env.BENCH_ROUNDS ?? 3);
 const maxConcurrent = env('BENCH_CPU_MAX_CONCURRENT', 32);
+const loaded = process.env.BENCH_CPU_LOADED !== '0';
+const loadedConcurrent = env('BENCH_CPU_LOADED_CONCURRENT', 64);
+/** How a run posts its tasks: `rate` a second (open loop), `concurrent` the dispatcher's MAX_CONCURRENT_TASKS. */
+const PACED = { rate: taskRate, concurrent: maxConcurrent };
+const FULL_LOAD = { rate: taskCount, concurrent: loadedConcurrent };
 const AGENT = BENCH_AGENT_COMMAND.split(' ');
 const sleep = (millis) => new Promise((resolve) => setTimeout(resolve, millis));
 
@@ -70,14 +84,16 @@ const taskBody = (index) => JSON.stringify({
 });
 
 /** One run: boot, settle, N tasks paced, all completed, settle, CPU per task. */
-async function serverRun(services, work, round, main) {
+async function serverRun(services, work, round, main, { rate, concurrent } = PACED) {
   const db = await database();
   if (!db.url) throw new Error('bench-task-cpu needs local PostgreSQL (127.0.0.1:5432, user postgres)');
   const dataDir = path.join(work, `${main ? 'compare' : 'run'}-${round}`);
-  const agent = new http.Agent({ keepAlive: true });
+  const label = main ? 'compared build' : rate === taskRate ? 'run' : 'run at full load';
+  // 16 clients at most, as issue 23's burst posts (a paced run never has that many requests open).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
   let server;
   try {
-    server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, maxConcurrent, main });
+    server = await bootAllInOne({ services, databaseUrl: db.url, dataDir, maxConcurrent: concurrent, main });
     const headers = { authorization: `Token ${server.token}` };
     // One task first, so the spawner is up and every code path has run once (lazy imports, JIT).
     const warm = JSON.parse((await request(agent, `${server.controller}/api/v1/tasks/`, { method: 'POST', headers, body: taskBody(-1) })).text);
@@ -90,7 +106,7 @@ async function serverRun(services, work, round, main) {
     const statuses = new Map();
     const guids = [];
     await Promise.all(Array.from({ length: taskCount }, async (_, index) => {
-      await sleep(Math.max(0, started + (index * 1000) / taskRate - performance.now()));
+      await sleep(Math.max(0, started + (index * 1000) / rate - performance.now()));
       const answer = await request(agent, `${server.controller}/api/v1/tasks/`, { method: 'POST', headers, body: taskBody(index) }).catch((error) => ({ status: `error ${error.code}` }));
       countStatus(statuses, answer.status);
       if (answer.status === 201) guids.push(JSON.parse(answer.text).guid);
@@ -137,7 +153,7 @@ async function serverRun(services, work, round, main) {
       spawnerPerTask: (after.spawner - before.spawner) / taskCount,
       pollMs, idleMs: performance.now() - idleStarted,
     };
-    console.log(`   ${main ? 'compared build' : 'run'}: server ${run.perTask.toFixed(2)} ms CPU per task (${(after.server - before.server).toFixed(0)} ms, less ${pollMs.toFixed(0)} ms for ${polls} status polls); spawner ${run.spawnerPerTask.toFixed(2)} ms per task; POSTs ${tally(statuses)}; final ${tally(finals)}`);
+    console.log(`   ${label}: server ${run.perTask.toFixed(2)} ms CPU per task (${(after.server - before.server).toFixed(0)} ms, less ${pollMs.toFixed(0)} ms for ${polls} status polls); spawner ${run.spawnerPerTask.toFixed(2)} ms per task; POSTs ${tally(statuses)}; final ${tally(finals)}`);
     for (const failure of failures.slice(0, 5)) console.log(`   not completed: ${failure}`);
     return run;
   } finally {
@@ -147,49 +163,79 @@ async function serverRun(services, work, round, main) {
   }
 }
 
-/** The floor's process: bare server + spawns, reports its own CPU per task. */
+/** The floor's process: bare server + spawns (at BENCH_CPU_FLOOR_RATE a second when set), reports its own CPU per task. */
 async function floorProcess() {
+  const rate = Number(process.env.BENCH_CPU_FLOOR_RATE ?? taskRate);
   const server = http.createServer((req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
   });
   const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
   const exits = new Map();
+  // As many agents at once as the server's dispatcher runs (MAX_CONCURRENT_TASKS).
+  const slot = pLimit(Number(process.env.BENCH_CPU_FLOOR_CONCURRENT ?? maxConcurrent));
   const before = process.cpuUsage();
   const started = performance.now();
   await Promise.all(Array.from({ length: taskCount }, async (_, index) => {
-    await sleep(Math.max(0, started + (index * 1000) / taskRate - performance.now()));
-    const child = spawn(AGENT[0], AGENT.slice(1), {
-      cwd: root, stdio: 'ignore',
-      env: { PATH: process.env.PATH, TASK_ID: `bare-${index}`, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k' },
+    await sleep(Math.max(0, started + (index * 1000) / rate - performance.now()));
+    await slot(async () => {
+      const child = spawn(AGENT[0], AGENT.slice(1), {
+        cwd: root, stdio: 'ignore',
+        env: { PATH: process.env.PATH, TASK_ID: `bare-${index}`, DISPATCHER_URL: `http://127.0.0.1:${port}`, AGENT_KEY: 'k' },
+      });
+      countStatus(exits, await new Promise((resolve) => child.once('exit', resolve)));
     });
-    countStatus(exits, await new Promise((resolve) => child.once('exit', resolve)));
   }));
   const used = process.cpuUsage(before);
   server.close();
   process.send({ perTask: (used.user + used.system) / 1000 / taskCount, exits: [...exits] });
 }
 
-async function floorRun() {
-  const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function floorRun({ rate, concurrent } = PACED) {
+  const env = { ...process.env, BENCH_CPU_FLOOR_RATE: String(rate), BENCH_CPU_FLOOR_CONCURRENT: String(concurrent) };
+  const child = fork(fileURLToPath(import.meta.url), ['--baseline-server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env });
   const result = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the floor exited with ${code}`)));
   });
   child.disconnect();
-  console.log(`   floor: ${result.perTask.toFixed(2)} ms CPU per task; agent exit codes ${tally(new Map(result.exits))}`);
+  console.log(`   floor${rate === taskRate ? '' : ' at full load'}: ${result.perTask.toFixed(2)} ms CPU per task; agent exit codes ${tally(new Map(result.exits))}`);
   return { perTask: result.perTask, exits: new Map(result.exits) };
+}
+
+/**
+ * What waking an idle Node process costs this machine, in µs of CPU (user + system, every
+ * thread): a bare process that sleeps on a timer and wakes, 300 times after 1 ms asleep and
+ * 300 times after 20 ms. Where the two differ, work done in steps with idle time between them
+ * costs more than the same work back to back.
+ */
+function wakeCost() {
+  const probe = `const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    const cost = async (gap) => { const before = process.cpuUsage(); for (let i = 0; i < 300; i++) await sleep(gap); const used = process.cpuUsage(before); return (used.user + used.system) / 300; };
+    await sleep(100); const short = await cost(1); const long = await cost(20);
+    console.log(JSON.stringify({ short, long }));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', probe], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`the wake probe exited with ${code}`))));
+  });
 }
 
 async function main() {
   const work = mkdtempSync(path.join(tmpdir(), 'bench-task-cpu-'));
   const services = await productionServices();
   try {
-    premises(services.statement, `consumer: ${allInOneConsumer(maxConcurrent)}`, `${taskCount} tasks per run at ${taskRate}/s, ${rounds} runs, each between two floor runs`);
+    const wake = await wakeCost();
+    premises(
+      services.statement, `consumer: ${allInOneConsumer(maxConcurrent)}`, `${taskCount} tasks per run at ${taskRate}/s, ${rounds} runs, each between two floor runs`,
+      `this machine: an idle Node process spends ${wake.short.toFixed(0)} µs of CPU waking after 1 ms asleep, ${wake.long.toFixed(0)} µs after 20 ms`,
+    );
     // BENCH_CPU_COMPARE_MAIN: another build's dist/src/main.js, run right before this one in each round.
     const compareMain = process.env.BENCH_CPU_COMPARE_MAIN;
     const compared = [];
-    const result = await interleaved(rounds, floorRun, async (round) => {
+    const result = await interleaved(rounds, () => floorRun(), async (round) => {
       if (compareMain) compared.push(await serverRun(services, work, round, compareMain));
       return serverRun(services, work, round);
     });
@@ -211,6 +257,16 @@ async function main() {
       baseline: `${ms(median(result.baselines.map((run) => run.perTask)))} bare spawner floor`, ratio: `${median(ratios).toFixed(1)}x`,
       target: '<= 10 ms', met: Boolean(ok) && value <= 10,
     });
+    if (loaded) {
+      console.log(`at full load, beside the figure: ${taskCount} tasks posted at once by 16 clients, MAX_CONCURRENT_TASKS=${loadedConcurrent} (the floor as many agents at once)`);
+      const floor = await floorRun(FULL_LOAD);
+      const run = await serverRun(services, work, 'loaded', undefined, FULL_LOAD);
+      requireStatuses('POST /api/v1/tasks/ at full load', run.statuses, [201]);
+      requireStatuses('final statuses at full load', run.finals, ['completed']);
+      requireStatuses('floor agents at full load (exit code)', floor.exits, [0]);
+      const pacedFloor = median(result.baselines.map((run) => run.perTask));
+      console.log(`   server ${ms(run.perTask)} a task at full load against ${ms(value)} at ${taskRate}/s; the floor ${ms(floor.perTask)} against ${ms(pacedFloor)}; server over the floor at full load ${(run.perTask / floor.perTask).toFixed(1)}x`);
+    }
   } finally {
     await services.stop();
     rmSync(work, { recursive: true, force: true });
