@@ -97,7 +97,7 @@ describe('the process engine', () => {
     await runtime.close();
   });
 
-  it('stops and removes an agent that already ended with one request each, and the removal takes its exit file', async () => {
+  it('stops and removes an agent whose end the spawner pushed with one request, the removal, which takes its exit file', async () => {
     const { runtime, dataDir } = makeRuntime();
     const agent = spec('test/hello');
     const exited = nextExit(runtime, agent.taskId);
@@ -108,10 +108,26 @@ describe('the process engine', () => {
     const requests = spawnerRequests(runtime);
     await runtime.stop(agent.taskId, ref);
     await runtime.remove(agent.taskId, ref);
-    expect(requests.map((request) => request.op)).toEqual(['stop', 'forget']);
+    expect(requests.map((request) => request.op)).toEqual(['forget']);
     expect(existsSync(exitFile)).toBe(false);
     expect(await runtime.logs(agent.taskId, ref)).toBe('hello agent\n');
     await runtime.close();
+  });
+
+  it('asks the spawner once to stop an agent that ended while no runtime of this process was told', async () => {
+    const { runtime, dataDir } = makeRuntime();
+    const agent = spec('test/hello');
+    const exited = nextExit(runtime, agent.taskId);
+    const ref = await runtime.submit(agent);
+    await exited;
+    await runtime.close();
+    const later = makeRuntime(dataDir).runtime;
+    const requests = spawnerRequests(later);
+    await later.stop(agent.taskId, ref);
+    await later.remove(agent.taskId, ref);
+    expect(requests.map((request) => request.op)).toEqual(['stop', 'forget']);
+    expect(await later.listManaged()).toEqual([]);
+    await later.close();
   });
 
   it('stops only the process its ref names: another of the task\'s pid is not the spawner\'s agent', async () => {

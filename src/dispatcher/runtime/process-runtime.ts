@@ -17,6 +17,8 @@ export const DEFAULT_IMAGE_COMMANDS: Record<string, string> = {
 };
 
 const STOP_GRACE_MS = 10_000;
+/** Far more than the agents that end on one replica between their exit and their removal. */
+const ENDED_KEPT = 10_000;
 /** How often a stop looks again at its agent when no exit is pushed (the spawner went away meanwhile). */
 const STOP_POLL_MS = 1_000;
 /** Only these of the dispatcher's own environment reach the spawner and the agents: never its secrets. */
@@ -40,6 +42,12 @@ export class ProcessRuntime implements RuntimeBackend {
   private readonly spawner: SpawnerClient;
   private readonly listeners: AgentStateListener[] = [];
   private readonly exitWaiters = new Map<string, (() => void)[]>();
+  /**
+   * The pid of each agent whose end the spawner pushed, by task, until its removal: a stop of
+   * that agent (at the end of most task lives) needs no request. The spawner's record of an
+   * ended agent never changes again, and a task's key names one agent (a new spawn forgets it).
+   */
+  private readonly ended = new Map<string, number>();
   private closing = false;
 
   private readonly secrets: LocalSecrets;
@@ -81,6 +89,7 @@ export class ProcessRuntime implements RuntimeBackend {
     if (!command) throw new Error(`no command is mapped for image ${spec.image}`);
     const secretValues = await this.secrets.resolve(spec.secretEnv ?? {});
     const [file, ...args] = command.trim().split(/\s+/);
+    this.ended.delete(spec.taskId);
     const { pid } = await this.spawner.request({
       op: 'spawn', taskId: spec.taskId, file: file === 'node' ? process.execPath : file, args, cwd: this.projectRoot, env: { ...inheritedEnv(), ...spec.env, ...secretValues },
       ...(spec.warm ? { idle: true } : {}),
@@ -99,11 +108,13 @@ export class ProcessRuntime implements RuntimeBackend {
   }
 
   /**
-   * The spawner sends SIGTERM, then SIGKILL after 10 s; this waits for the end. One request when
-   * the agent has already ended, as it has at the end of most task lives.
+   * The spawner sends SIGTERM, then SIGKILL after 10 s; this waits for the end. No request when
+   * the spawner has pushed the agent's end, as it has at the end of most task lives; one when
+   * the agent ended unseen (while this process was not connected).
    */
   async stop(taskId: string, ref: string): Promise<void> {
     const pid = Number(ref);
+    if (this.ended.get(taskId) === pid) return;
     // Listened for before the request: an exit pushed while it is under way is not missed.
     let { exit, cancel } = this.nextExit(taskId);
     const answer = await this.spawner.request({ op: 'stop', taskId, pid });
@@ -148,6 +159,7 @@ export class ProcessRuntime implements RuntimeBackend {
    */
   async remove(taskId: string, _ref?: string): Promise<void> {
     this.exitWaiters.delete(taskId);
+    this.ended.delete(taskId);
     await this.spawner.request({ op: 'forget', taskId });
   }
 
@@ -194,6 +206,10 @@ export class ProcessRuntime implements RuntimeBackend {
   }
 
   private exited(agent: SpawnedAgent): void {
+    if (agent.exitCode !== undefined) {
+      if (this.ended.size >= ENDED_KEPT) this.ended.delete(this.ended.keys().next().value!);
+      this.ended.set(agent.taskId, agent.pid);
+    }
     const waiters = this.exitWaiters.get(agent.taskId) ?? [];
     this.exitWaiters.delete(agent.taskId);
     waiters.forEach((resolve) => resolve());
