@@ -20,7 +20,7 @@
 // not. BENCH_CPU_PACED=0 leaves the paced pair out.
 //
 //   BENCH_CPU_TASKS=1000 BENCH_CPU_ROUNDS=3 BENCH_CPU_MAX_CONCURRENT=64 BENCH_CPU_CLIENTS=16 BENCH_CPU_RATE=10 BENCH_CPU_PACED=1
-//   BENCH_CPU_COMPARE_MAIN=<checkout>/dist/src/main.js also runs another build each round (before/after).
+//   BENCH_CPU_COMPARE_MAIN=<checkout>/dist/src/main.js also runs another build each round (before this one in even rounds, after it in odd ones).
 //   BENCH_SERVER_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the server (boot included in the file).
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -217,12 +217,17 @@ async function main() {
       `${taskCount} tasks per run posted at once by ${clients} clients (the floor: as many agents at once as the dispatcher runs), ${rounds} runs, each between two floor runs`,
       `this machine: an idle Node process spends ${wake.short.toFixed(0)} µs of CPU waking after 1 ms asleep, ${wake.long.toFixed(0)} µs after 20 ms`,
     );
-    // BENCH_CPU_COMPARE_MAIN: another build's dist/src/main.js, run right before this one in each round.
+    // BENCH_CPU_COMPARE_MAIN: another build's dist/src/main.js, run beside this one in each round:
+    // before it in even rounds, after it in odd ones, so neither build is always a round's second
+    // run (on a machine that warms up over a round, the second read up to 5% dearer).
     const compareMain = process.env.BENCH_CPU_COMPARE_MAIN;
     const compared = [];
     const result = await interleaved(rounds, () => floorRun(), async (round) => {
-      if (compareMain) compared.push(await serverRun(services, work, round, compareMain));
-      return serverRun(services, work, round);
+      if (!compareMain) return serverRun(services, work, round);
+      if (round % 2 === 0) compared.push(await serverRun(services, work, round, compareMain));
+      const run = await serverRun(services, work, round);
+      if (round % 2 === 1) compared.push(await serverRun(services, work, round, compareMain));
+      return run;
     });
     const ok = requireStatuses('POST /api/v1/tasks/', new Map(result.runs.flatMap((run) => [...run.statuses])), [201])
       & requireStatuses('final statuses', new Map(result.runs.flatMap((run) => [...run.finals])), ['completed'])
@@ -232,7 +237,10 @@ async function main() {
     console.log(`floor CPU per task (bare server + spawn): ${spread(result.baselines.map((run) => run.perTask), ms)}`);
     if (compareMain) {
       console.log(`compared build (${compareMain}) CPU per task life: ${spread(compared.map((run) => run.perTask), ms)}`);
-      console.log(`this build over the compared one, same round: ${spread(result.runs.map((run, i) => run.perTask / compared[i].perTask), (value) => `${(100 * value).toFixed(0)}%`)}`);
+      const sameRound = result.runs.map((run, i) => run.perTask / compared[i].perTask);
+      // Each round's ratio carries the order it ran in; over rounds of both orders the geometric mean cancels it.
+      const geometric = Math.exp(sameRound.reduce((sum, value) => sum + Math.log(value), 0) / sameRound.length);
+      console.log(`this build over the compared one, same round: ${spread(sameRound, (value) => `${(100 * value).toFixed(0)}%`)}; geometric mean over both orders ${(100 * geometric).toFixed(1)}%`);
     }
     const ratios = result.ratios((run) => run.perTask);
     console.log(`server over the floor beside it: ${spread(ratios, (value) => `${value.toFixed(1)}x`)}`);
