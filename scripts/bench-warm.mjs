@@ -17,6 +17,8 @@
 //    again (every drained task given to an agent and as many others idle and ready, as /ready
 //    counts them), at the moment the last replacement asked for its claim as PostgreSQL stamped
 //    it, against the same number of cold tasks posted together until the last one checked in.
+//    On the process engine both windows hold their agents at work until they are measured (the
+//    receiver answers their check-in reports then), so neither holds task ends (holdsAtWork).
 //    BENCH_REFILL_ROUNDS (3) drains, each between two cold bursts; the figure is the median of
 //    each drain over the mean of the cold bursts beside it, printed with its spread.
 //    BENCH_REFILL_STAGES=1 prints each drain's stages (claims and replacements recorded, the
@@ -69,6 +71,8 @@ const ENGINES = {
 async function startReceiver() {
   const events = new Map();
   const waiters = new Map();
+  /** Tasks whose agents' reports are answered only at `release`: by task, the answer once the report came. */
+  const held = new Map();
   const event = (taskId) => events.get(taskId) ?? events.set(taskId, {}).get(taskId);
   const server = createServer((request, response) => {
     const arrived = now();
@@ -79,6 +83,12 @@ async function startReceiver() {
       if (request.url === '/report') {
         Object.assign(event(body.task_id), { checkedIn: body.t, claimed: body.claimed, mainThread: body.main_thread, claimThread: body.claim_thread });
         waiters.get(`${body.task_id}/report`)?.();
+        // A held agent stays at work (waiting for this answer) until its burst is measured.
+        const hold = held.get(body.task_id);
+        if (hold) {
+          hold.answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+          return;
+        }
       }
       const finished = /^\/callback\/([0-9a-f-]{36})$/.exec(request.url ?? '')?.[1];
       if (finished) {
@@ -94,15 +104,23 @@ async function startReceiver() {
     if (event(taskId)[what === 'report' ? 'checkedIn' : 'callback'] !== undefined) return resolve();
     waiters.set(`${taskId}/${what}`, resolve);
   });
-  return { url: `http://127.0.0.1:${server.address().port}`, events, waitFor, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
+  const hold = (taskId) => held.set(taskId, {});
+  const release = (taskIds) => {
+    for (const taskId of taskIds) {
+      held.get(taskId)?.answer?.();
+      held.delete(taskId);
+    }
+  };
+  return { url: `http://127.0.0.1:${server.address().port}`, events, waitFor, hold, release, close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
 }
 
 const posts = new Map();
 const finals = new Map();
 let misses = 0;
 
-async function createTask(server, receiver, { warm }) {
+async function createTask(server, receiver, { warm, hold = false }) {
   const taskId = randomUUID();
+  if (hold) receiver.hold(taskId);
   const spec = ENGINES[server.engine];
   const t0 = now();
   const answer = await fetch(`${server.url}/tasks`, {
@@ -261,12 +279,24 @@ async function drainedRefill(server, receiver, databaseUrl) {
   await waitFull(server);
   const busy = machineBusy();
   const t0 = now();
-  const drained = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: true })));
+  const hold = holdsAtWork(server);
+  const drained = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: true, hold })));
   const refillMs = (await fullAgainAt(databaseUrl, drained.map((task) => task.taskId), t0)) - t0;
+  receiver.release(drained.map((task) => task.taskId));
   await Promise.all(drained.map((task) => checkedInAt(server, receiver, task)));
   await busy.stop();
   if (stagesWanted) console.log(`    drain: ${ms(refillMs)}, the machine busy ${ms(busy.between(t0, t0 + refillMs))} of CPU over it (monotonic ${(t0 / 1000).toFixed(3)} to ${((t0 + refillMs) / 1000).toFixed(3)} s)`);
   return refillMs;
+}
+
+/**
+ * Whether a burst's agents are held at work (their check-in reports answered only once the burst
+ * is measured): in production an agent works for minutes, so a drain's tasks do not end while
+ * their replacements boot, and neither a drain's window nor a cold burst's holds task ends. The
+ * Podman image cannot report, so its agents end as soon as they checked in, in both windows.
+ */
+function holdsAtWork(server) {
+  return server.engine === 'process';
 }
 
 /** As many cold tasks as the pool holds, posted together, until the last one checked in. */
@@ -275,9 +305,13 @@ async function coldBurst(server, receiver) {
   await waitFull(server);
   const busy = machineBusy();
   const c0 = now();
-  const cold = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: false })));
-  const checkins = await Promise.all(cold.map((task) => checkedInAt(server, receiver, task)));
-  const coldMs = Math.max(...checkins) - c0;
+  const hold = holdsAtWork(server);
+  const cold = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: false, hold })));
+  // Held agents check back only once the burst is measured: its window holds starts alone, as a drain's does.
+  if (hold) await Promise.all(cold.map((task) => receiver.waitFor(task.taskId, 'report')));
+  const coldMs = (hold ? Math.max(...cold.map((task) => receiver.events.get(task.taskId).checkedIn)) : Math.max(...await Promise.all(cold.map((task) => checkedInAt(server, receiver, task))))) - c0;
+  receiver.release(cold.map((task) => task.taskId));
+  await Promise.all(cold.map((task) => checkedInAt(server, receiver, task)));
   await busy.stop();
   if (stagesWanted) console.log(`    cold burst: ${ms(coldMs)}, the machine busy ${ms(busy.between(c0, c0 + coldMs))} of CPU over it (monotonic ${(c0 / 1000).toFixed(3)} to ${((c0 + coldMs) / 1000).toFixed(3)} s)`);
   return coldMs;
