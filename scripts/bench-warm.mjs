@@ -308,10 +308,12 @@ async function coldBurst(server, receiver) {
   const hold = holdsAtWork(server);
   const cold = await Promise.all(Array.from({ length: poolSize }, () => createTask(server, receiver, { warm: false, hold })));
   // Held agents check back only once the burst is measured: its window holds starts alone, as a drain's does.
-  if (hold) await Promise.all(cold.map((task) => receiver.waitFor(task.taskId, 'report')));
-  const coldMs = (hold ? Math.max(...cold.map((task) => receiver.events.get(task.taskId).checkedIn)) : Math.max(...await Promise.all(cold.map((task) => checkedInAt(server, receiver, task))))) - c0;
+  const checkins = hold
+    ? await Promise.all(cold.map(async (task) => (await receiver.waitFor(task.taskId, 'report'), receiver.events.get(task.taskId).checkedIn)))
+    : await Promise.all(cold.map((task) => checkedInAt(server, receiver, task)));
+  const coldMs = Math.max(...checkins) - c0;
   receiver.release(cold.map((task) => task.taskId));
-  await Promise.all(cold.map((task) => checkedInAt(server, receiver, task)));
+  if (hold) await Promise.all(cold.map((task) => checkedInAt(server, receiver, task)));
   await busy.stop();
   if (stagesWanted) console.log(`    cold burst: ${ms(coldMs)}, the machine busy ${ms(busy.between(c0, c0 + coldMs))} of CPU over it (monotonic ${(c0 / 1000).toFixed(3)} to ${((c0 + coldMs) / 1000).toFixed(3)} s)`);
   return coldMs;

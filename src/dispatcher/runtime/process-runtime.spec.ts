@@ -98,11 +98,7 @@ describe('the process engine', () => {
   });
 
   it('stops and removes an agent whose end the spawner pushed with one request, the removal, which takes its exit file', async () => {
-    const { runtime, dataDir } = makeRuntime();
-    const agent = spec('test/hello');
-    const exited = nextExit(runtime, agent.taskId);
-    const ref = await runtime.submit(agent);
-    await exited;
+    const { runtime, dataDir, agent, ref } = await endedAgent();
     const exitFile = path.join(dataDir, 'agent-logs', `${agent.taskId}.exit`);
     expect(existsSync(exitFile)).toBe(true);
     const requests = spawnerRequests(runtime);
@@ -115,11 +111,7 @@ describe('the process engine', () => {
   });
 
   it('asks the spawner once to stop an agent that ended while no runtime of this process was told', async () => {
-    const { runtime, dataDir } = makeRuntime();
-    const agent = spec('test/hello');
-    const exited = nextExit(runtime, agent.taskId);
-    const ref = await runtime.submit(agent);
-    await exited;
+    const { runtime, dataDir, agent, ref } = await endedAgent();
     await runtime.close();
     const later = makeRuntime(dataDir).runtime;
     const requests = spawnerRequests(later);
@@ -207,6 +199,16 @@ describe('the process engine', () => {
     await later.close();
   });
 });
+
+/** A runtime of its own whose one agent has ended, its end pushed by the spawner. */
+async function endedAgent(): Promise<{ runtime: ProcessRuntime; dataDir: string; agent: AgentSpec; ref: string }> {
+  const { runtime, dataDir } = makeRuntime();
+  const agent = spec('test/hello');
+  const exited = nextExit(runtime, agent.taskId);
+  const ref = await runtime.submit(agent);
+  await exited;
+  return { runtime, dataDir, agent, ref };
+}
 
 /** A runtime of its own with one agent running for 30 s. */
 async function runningSleeper(): Promise<{ runtime: ProcessRuntime; agent: AgentSpec; ref: string }> {
