@@ -179,6 +179,30 @@ describe('the controller queue on PostgreSQL', () => {
     expect(await replica.claim(64, 60)).toHaveLength(7);
   });
 
+  it('tells a waiting task its reason once, and again only when the reason changes', async () => {
+    await reset(2);
+    const posted = [];
+    for (let i = 0; i < 6; i++) posted.push(await post());
+    expect(await queue.claim(64, 60)).toHaveLength(2);
+    const busy = 'Every fitting dispatcher is busy (d 2/2); the task waits for a free slot.';
+    const reasons = async () => (await sources[0].query(`SELECT last_dispatch_error AS reason, updated_at FROM "controller"."tasks" WHERE dispatch_claimed_until IS NULL ORDER BY guid`)) as { reason: string; updated_at: Date }[];
+    const told = await reasons();
+    expect(told.map((row) => row.reason)).toEqual(Array(4).fill(busy));
+    // The same reason again: no statement writes it, and the rows are as they were.
+    const sent = sentStatements();
+    try {
+      expect(await replica.claim(64, 60)).toEqual([]);
+    } finally {
+      sent.stop();
+    }
+    expect(sent.texts.join('\n')).not.toContain('last_dispatch_error = v.reason');
+    expect(await reasons()).toEqual(told);
+    // A dispatcher with a larger capacity: the reason the rest wait for changes, and is written.
+    await sources[0].query(`UPDATE "controller"."dispatchers" SET capacity = 3`);
+    expect(await queue.claim(64, 60)).toHaveLength(1);
+    expect((await reasons()).map((row) => row.reason)).toEqual(Array(3).fill('Every fitting dispatcher is busy (d 3/3); the task waits for a free slot.'));
+  });
+
   it('never lets two replicas claiming at once exceed a key limit or a dispatcher capacity', async () => {
     await reset(4);
     for (let i = 0; i < 30; i++) await post({ concurrencyKey: 'k', concurrencyLimit: 3, concurrencyStrategy: 'queue', fairnessGroup: 'key:k' });

@@ -57,7 +57,12 @@ describe('round trips', () => {
     const inlined = inlineParameters({ text: `SELECT '$1 it''s' AS "a$1""b", $1::text AS v, $2::int + 1 AS w`, values: ["o'k", 2] });
     expect(inlined).toBe(`SELECT '$1 it''s' AS "a$1""b", 'o''k'::text AS v, '2'::int + 1 AS w`);
     expect(await sources[0].query(inlined)).toEqual([{ 'a$1"b': "$1 it's", v: "o'k", w: 3 }]);
+    // The text is cut once; the same text with other values writes those values.
+    const again = inlineParameters({ text: `SELECT '$1 it''s' AS "a$1""b", $1::text AS v, $2::int + 1 AS w`, values: ['a\\b', 5] });
+    expect(again).toBe(`SELECT '$1 it''s' AS "a$1""b",  E'a\\\\b'::text AS v, '5'::int + 1 AS w`);
+    expect(await sources[0].query(again)).toEqual([{ 'a$1"b': "$1 it's", v: 'a\\b', w: 6 }]);
     expect(() => inlineParameters({ text: 'SELECT $2', values: [1] })).toThrow('$2 has no value');
+    expect(() => inlineParameters({ text: 'SELECT $1, $2', values: [1] })).toThrow('$2 has no value');
     expect(() => inlineParameters({ text: 'SELECT $tag$ x $tag$', values: [] })).toThrow('dollar-quoted');
     expect(() => inlineParameters({ text: "SELECT 'open", values: [] })).toThrow('unclosed');
   });

@@ -31,6 +31,9 @@ export class ClaimSlots {
   ) {}
 
   readonly plan: ClaimPlan = { chosen: new Map(), waiting: new Map(), fullKeys: new Set() };
+  /** The dispatchers each requirement fits, and why its tasks wait when all of those are full, by `requirementKey`. */
+  private readonly fitting = new Map<string, Dispatcher[]>();
+  private readonly busyReasons = new Map<string, string>();
 
   knowsKey(key: string): boolean {
     return this.keyHeld.has(key);
@@ -61,14 +64,15 @@ export class ClaimSlots {
         return;
       }
     }
-    const fitting = this.dispatchers.filter((dispatcher) => fits(dispatcher, candidate.requirement, this.now));
+    const requirement = requirementKey(candidate.requirement);
+    const fitting = this.fittingOf(requirement, candidate.requirement);
     // No dispatcher fits at all, or one that reports no capacity does: the dispatch service
     // decides as it always has (it defers with its reason, or sends to the least loaded).
     let slot: string | null = null;
     if (fitting.length > 0 && !fitting.some(unbounded)) {
       const free = fitting.filter((dispatcher) => this.freeOf(dispatcher) > 0);
       if (free.length === 0) {
-        this.plan.waiting.set(guid, `Every fitting dispatcher is busy (${fitting.map((d) => `${d.slug} ${this.heldOf(d)}/${d.capacity}`).join(', ')}); the task waits for a free slot.`);
+        this.plan.waiting.set(guid, this.busyReason(requirement, fitting));
         return;
       }
       const best = free.reduce((a, b) => (this.freeOf(b) > this.freeOf(a) || (this.freeOf(b) === this.freeOf(a) && b.name < a.name) ? b : a));
@@ -77,6 +81,30 @@ export class ClaimSlots {
     }
     if (key !== null) this.keyHeld.set(key, (this.keyHeld.get(key) ?? 0) + 1);
     this.plan.chosen.set(guid, slot);
+  }
+
+  /** The dispatchers a requirement fits, found once a claim: a window's tasks mostly ask the same. */
+  private fittingOf(key: string, requirement: DispatcherRequirement): Dispatcher[] {
+    let fitting = this.fitting.get(key);
+    if (fitting === undefined) {
+      fitting = this.dispatchers.filter((dispatcher) => fits(dispatcher, requirement, this.now));
+      this.fitting.set(key, fitting);
+    }
+    return fitting;
+  }
+
+  /**
+   * Why a task waits when every dispatcher its requirement fits is full. Written once a claim
+   * for each requirement: a full dispatcher's count does not change for the rest of the claim
+   * (only a dispatcher with a free slot is given a task), so neither does the text.
+   */
+  private busyReason(key: string, fitting: Dispatcher[]): string {
+    let reason = this.busyReasons.get(key);
+    if (reason === undefined) {
+      reason = `Every fitting dispatcher is busy (${fitting.map((d) => `${d.slug} ${this.heldOf(d)}/${d.capacity}`).join(', ')}); the task waits for a free slot.`;
+      this.busyReasons.set(key, reason);
+    }
+    return reason;
   }
 
   private anySlotLeft(): boolean {
@@ -90,6 +118,11 @@ export class ClaimSlots {
   private freeOf(dispatcher: Dispatcher): number {
     return (dispatcher.capacity ?? 0) - this.heldOf(dispatcher);
   }
+}
+
+/** What a requirement asks, as one string to find it by. */
+function requirementKey(requirement: DispatcherRequirement): string {
+  return JSON.stringify([requirement.runtimeType, requirement.slug, requirement.labels]);
 }
 
 /** A dispatcher that reports no capacity (none yet, or 0) is sent tasks as before the queue: without a limit. */

@@ -31,7 +31,7 @@ const HOLDS_SLOT = `(status IN ('dispatched', 'running') OR (status = 'pending' 
  * $2 (known to be full), after the row ($3 priority, $4 fair tag, $5 creation, $6 guid) when given.
  */
 const CANDIDATES = `SELECT guid, dispatcher_task_id, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
-         priority, fair_tag, created_at, created_at::text AS created_at_text
+         priority, fair_tag, created_at, created_at::text AS created_at_text, last_dispatch_error
   FROM ${TASKS}
   WHERE status = 'pending'
     AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
@@ -53,6 +53,8 @@ interface CandidateRow {
   fair_tag: number;
   /** As text: a Date would drop the microseconds the keyset needs. */
   created_at_text: string;
+  /** Why it waits, as the last claim or offer told it. */
+  last_dispatch_error: string | null;
 }
 
 /**
@@ -162,7 +164,7 @@ export class QueueClaim {
         after = rows[rows.length - 1];
       }
       const arming = arm ? armings(slots.plan.chosen, seen, dispatchers, arm) : new Map<string, Arming>();
-      const tasks = await this.noteAndTake(trips, slots.plan.waiting, slots.plan.chosen, leaseSeconds, arming);
+      const tasks = await this.noteAndTake(trips, newReasons(slots.plan.waiting, seen), slots.plan.chosen, leaseSeconds, arming);
       return { probe, batch: { tasks, dispatchers, held, armed: new Set(tasks.filter((task) => arming.has(task.guid)).map((task) => task.guid)) } };
     });
   }
@@ -215,7 +217,7 @@ export class QueueClaim {
   }
 
   /**
-   * Tells the tasks passed over why they wait (a reason already given is not written again),
+   * Tells the tasks passed over why they wait (`waiting`: only reasons they were not given yet),
    * claims the chosen tasks for `leaseSeconds`, each holding the slot of the dispatcher chosen
    * for it, and moves each priority's virtual time to the largest turn this claim took
    * (QueueClock); sent with COMMIT, one round trip.
@@ -271,6 +273,17 @@ function armings(chosen: Map<string, string | null>, rows: Map<string, Candidate
     arming.set(guid, { hash: arm(row.dispatcher_task_id ?? row.guid, dispatcherGuid!), slug });
   }
   return arming;
+}
+
+/**
+ * The reasons of `waiting` its tasks were not given yet, as the claim read them. In a long queue
+ * a claim passes over the same tasks for the same reason round after round: sending all of them
+ * again made the claim's largest statement, for rows the update then left as they were.
+ */
+function newReasons(waiting: Map<string, string>, rows: Map<string, CandidateRow>): Map<string, string> {
+  const changed = new Map<string, string>();
+  for (const [guid, reason] of waiting) if (rows.get(guid)?.last_dispatch_error !== reason) changed.set(guid, reason);
+  return changed;
 }
 
 function candidateOf(row: CandidateRow): ClaimCandidate {

@@ -1,4 +1,4 @@
-import { escapeLiteral, type PoolClient, type QueryResult } from 'pg';
+import type { PoolClient, QueryResult } from 'pg';
 import { prepareValue } from 'pg/lib/utils';
 import type { DataSource, QueryRunner } from 'typeorm';
 
@@ -12,39 +12,67 @@ export interface Statement {
  * The statement's text with each `$n` replaced by its value as an SQL literal, for the simple
  * query protocol, which takes several statements in one message but no parameters. A value is
  * written as pg writes a parameter (`prepareValue`: arrays as array literals, dates, JSON) and
- * quoted by pg's `escapeLiteral`; the literal carries no type, so PostgreSQL infers it from where
- * it stands, as it does for the untyped parameters pg sends. `$n` inside a quoted string or
- * identifier is left alone; a dollar-quoted string is refused (none of ours has one).
+ * quoted as pg's `escapeLiteral` quotes it; the literal carries no type, so PostgreSQL infers it
+ * from where it stands, as it does for the untyped parameters pg sends. `$n` inside a quoted
+ * string or identifier is left alone; a dollar-quoted string is refused (none of ours has one).
+ *
+ * A text is cut at its placeholders once and the pieces kept (`templateOf`): a claim's statements
+ * are the same few texts every time, and walking them a character at a time on each call made
+ * more garbage than the rest of a task's life together.
  */
 export function inlineParameters({ text, values = [] }: Statement): string {
-  let out = '';
-  let at = 0;
-  while (at < text.length) {
-    const char = text[at];
-    if (char === "'" || char === '"') {
-      const end = closingQuote(text, at);
-      out += text.slice(at, end);
-      at = end;
-    } else if (char === '$') {
-      const digits = /^\$(\d+)/.exec(text.slice(at));
-      if (!digits || /[\w$]/.test(text[at - 1] ?? '')) throw new Error(`inlineParameters: a dollar-quoted string or a stray $ at ${at} of ${JSON.stringify(text.slice(0, 80))}`);
-      const index = Number(digits[1]) - 1;
-      if (index < 0 || index >= values.length) throw new Error(`inlineParameters: $${index + 1} has no value (${values.length} given)`);
-      out += literalOf(values[index]);
-      at += digits[0].length;
-    } else {
-      out += char;
-      at += 1;
-    }
+  const template = templateOf(text);
+  let out = template[0] as string;
+  for (let at = 1; at < template.length; at += 2) {
+    const index = template[at] as number;
+    if (index < 0 || index >= values.length) throw new Error(`inlineParameters: $${index + 1} has no value (${values.length} given)`);
+    out += literalOf(values[index]) + (template[at + 1] as string);
   }
   return out;
+}
+
+/** A text cut at its placeholders: its pieces, with the 0-based index of each placeholder's value between them. */
+type Template = readonly (string | number)[];
+
+/** The texts cut so far. Ours are a few dozen; a text built per call would only refill it. */
+const templates = new Map<string, Template>();
+const TEMPLATES_KEPT = 1000;
+
+function templateOf(text: string): Template {
+  let template = templates.get(text);
+  if (template === undefined) {
+    template = cutAtPlaceholders(text);
+    if (templates.size >= TEMPLATES_KEPT) templates.clear();
+    templates.set(text, template);
+  }
+  return template;
+}
+
+function cutAtPlaceholders(text: string): Template {
+  const pieces: (string | number)[] = [];
+  const special = /['"$]/g;
+  const placeholder = /\$(\d+)/y;
+  let piece = 0;
+  for (let found = special.exec(text); found !== null; found = special.exec(text)) {
+    const at = found.index;
+    if (text[at] !== '$') {
+      special.lastIndex = closingQuote(text, at);
+      continue;
+    }
+    placeholder.lastIndex = at;
+    const digits = placeholder.exec(text);
+    if (!digits || /[\w$]/.test(text[at - 1] ?? '')) throw new Error(`inlineParameters: a dollar-quoted string or a stray $ at ${at} of ${JSON.stringify(text.slice(0, 80))}`);
+    pieces.push(text.slice(piece, at), Number(digits[1]) - 1);
+    piece = special.lastIndex = at + digits[0].length;
+  }
+  pieces.push(text.slice(piece));
+  return pieces;
 }
 
 /** The index just past the quote closing the one at `start` (a doubled quote is part of the text). */
 function closingQuote(text: string, start: number): number {
   const quote = text[start];
-  for (let at = start + 1; at < text.length; at++) {
-    if (text[at] !== quote) continue;
+  for (let at = text.indexOf(quote, start + 1); at !== -1; at = text.indexOf(quote, at + 1)) {
     if (text[at + 1] === quote) {
       at += 1;
       continue;
@@ -58,7 +86,14 @@ function literalOf(value: unknown): string {
   const prepared = prepareValue(value);
   if (prepared === null) return 'NULL';
   if (Buffer.isBuffer(prepared)) return `'\\x${prepared.toString('hex')}'`;
-  return escapeLiteral(prepared);
+  return quotedLiteral(prepared);
+}
+
+/** `text` as pg's `escapeLiteral` writes it (quotes doubled; with a backslash, doubled too in an E'' string), in a few copies rather than one per character. */
+function quotedLiteral(text: string): string {
+  if (!/['\\]/.test(text)) return `'${text}'`;
+  const quoted = `'${text.replace(/'/g, "''").replace(/\\/g, '\\\\')}'`;
+  return text.includes('\\') ? ` E${quoted}` : quoted;
 }
 
 /** Several statements as one simple-protocol query: one round trip; each one's result, in order. */
