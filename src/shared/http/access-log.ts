@@ -19,13 +19,12 @@ type Level = 'silent' | 'info' | 'error';
  *
  * Written here rather than by pino-http: its middleware made two child loggers per request
  * for request and response objects this line leaves out, and together with the logger's path
- * redaction (which walks each line for its wildcard paths) it was the largest share of a
- * webhook delivery's CPU after the socket writes (see docs/performance.md). The line's fields
- * are fixed and hold no secret, so it is written by a child of the process's logger without
- * that redaction.
+ * redaction of the time (which walked each line for its wildcard paths) it was the largest
+ * share of a webhook delivery's CPU after the socket writes (see docs/performance.md). The
+ * line's fields are fixed and hold no secret.
  */
 export function createAccessLog(): AccessLog {
-  const logger = rootLogger().child({}, { redact: [] });
+  const logger = rootLogger();
   return (request, response, next) => {
     const started = process.hrtime.bigint();
     // The request's context, for a response ended by its socket's close (a client that left):

@@ -3,24 +3,8 @@ import pino, { Logger as PinoLogger } from 'pino';
 import { FlushWhenWritten } from './flush-when-written';
 import { LogFormat, prettyDestination } from './pretty-output';
 import { requestContext } from './request-context';
+import { censorSecrets } from './secret-fields';
 import { logTraceFields } from '../tracing/trace-context';
-
-/** Header and field names whose values never reach a log line. */
-export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers["x-agent-key"]',
-  'req.headers.cookie',
-  'req.headers["x-service-signature"]',
-  'res.headers["set-cookie"]',
-  '*.callback_token',
-  '*.client_secret',
-  '*.api_key',
-  '*.access_token',
-  '*.password',
-  '*.secret',
-  '*.token',
-];
 
 let root: PinoLogger | undefined;
 
@@ -31,14 +15,13 @@ export function createRootLogger(level: string, format: LogFormat = 'json', dest
       level,
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
       mixin: () => {
         const context = requestContext.getStore();
         const trace = logTraceFields();
         if (!context) return trace ?? {};
         return { ...(context.role ? { role: context.role } : {}), ...(context.requestId ? { request_id: context.requestId } : {}), ...trace };
       },
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), log: censorSecrets },
     },
     destination ?? (format === 'pretty' ? prettyDestination() : bufferedStdout()),
   );
