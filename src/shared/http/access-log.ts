@@ -3,6 +3,7 @@ import type { Request } from 'express';
 import { context } from '@opentelemetry/api';
 import { rootLogger } from '../logging/logger';
 import { requestContext } from '../logging/request-context';
+import { CENSORED } from '../logging/secret-fields';
 
 /** Probes and metrics are logged only when they fail. */
 const QUIET_PATHS = new Set(['/livez', '/livez/', '/health', '/health/', '/ready', '/ready/', '/metrics']);
@@ -66,5 +67,5 @@ function urlOf(request: IncomingMessage): string {
 
 function redactQuery(url: string): string {
   if (!url.includes('?')) return url;
-  return url.replace(/([?&](?:token|key|secret|signature)[^=]*=)[^&]*/gi, '$1[redacted]');
+  return url.replace(/([?&](?:token|key|secret|signature)[^=]*=)[^&]*/gi, `$1${CENSORED}`);
 }
