@@ -163,6 +163,32 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
     expect(await tasks.setRuntimeRef(randomUUID(), '1', 'replica-a')).toBeNull();
   });
 
+  it('stores a task and claims what the capacity allows in one round trip, the oldest waiting task first, answering the row as accepted', async () => {
+    await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
+    // A free slot: the new task is claimed with its insert, and the row given back is the claimed one.
+    const first = makeTask();
+    let stored: Awaited<ReturnType<TasksRepository['insertAndClaim']>> | null = null;
+    const statements = await log.during(async () => (stored = await tasks.insertAndClaim(first, 2, 'replica-a')));
+    expect(statements).toHaveLength(1);
+    // The row as accepted, and the same row as the claim left it.
+    expect(stored!.created).toMatchObject({ taskId: first.taskId, status: 'pending', startedAt: null });
+    expect(stored!.claimed).toEqual([await tasks.findById(first.taskId!)]);
+    expect(stored!.claimed[0]).toMatchObject({ status: 'starting', claimedBy: 'replica-a', startedAt: expect.any(Date), deadlineAt: expect.any(Date) });
+
+    // An older task left pending (stored while no start round claimed) goes first; the capacity holds.
+    const older = (await tasks.insertIfAbsent(makeTask()))!;
+    const second = makeTask();
+    const both = await tasks.insertAndClaim(second, 2, 'replica-a');
+    expect(both.claimed.map((task) => task.taskId)).toEqual([older.taskId]);
+    expect(both.created).toMatchObject({ taskId: second.taskId, status: 'pending', startedAt: null });
+
+    // Full: nothing is claimed, the task waits; the same id again stores nothing.
+    const third = await tasks.insertAndClaim(makeTask(), 2, 'replica-a');
+    expect(third).toMatchObject({ created: { status: 'pending' }, claimed: [] });
+    expect(await tasks.insertAndClaim({ ...second, requestDigest: 'digest-2' }, 2, 'replica-a')).toEqual({ created: null, claimed: [] });
+    expect(await tasks.findById(second.taskId!)).toMatchObject({ status: 'pending', requestDigest: 'digest-1' });
+  });
+
   it('answers the scheduler tick\'s questions in one statement, and reads whole rows only for the tasks it found', async () => {
     await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
     await db.query(`UPDATE "dispatcher"."callback_outbox" SET state = 'delivered' WHERE state = 'pending'`);

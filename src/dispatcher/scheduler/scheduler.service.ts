@@ -34,7 +34,9 @@ const STATE_CONCURRENCY = 4;
  * and turns what the runtimes report into final states. Every deadline lives in the
  * database, so a restart picks up where the last process stopped.
  *
- * Two loops: the start loop (woken by every new or ended task, and by the timer) only
+ * A task that arrives while a slot is free is claimed by its own insert (`insertAndClaim`)
+ * and handed to its backend from there. Two loops: the start loop (woken by an ended task,
+ * a task stored with no slot free, and by the timer) only
  * claims and hands the claimed tasks to their backends without waiting for them, so a
  * new task never waits behind a slow submit or the housekeeping loop (time-outs, the
  * runtime watch, stray agents), which runs on the timer alone. The timer asks the database
@@ -83,6 +85,10 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
       this.taskStored ||= stored;
       this.starts.kick();
     });
+    this.subscription.add(this.signals.claimed.subscribe((claimed) => {
+      for (const task of claimed) this.startTracked(task);
+    }));
+    this.signals.startsHere = true;
     this.timer = setInterval(() => this.probes.kick(), TICK_MS);
     this.starts.kick();
     this.housekeeping.kick();
@@ -90,6 +96,7 @@ export class SchedulerService implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationShutdown(): Promise<void> {
     // A start waiting out an outage gives up now, its task left `starting`: the next process takes up the claim.
+    this.signals.startsHere = false;
     this.stopping.abort();
     clearInterval(this.timer);
     this.subscription?.unsubscribe();

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Subject } from 'rxjs';
+import type { TaskEntity } from './task.entity';
 
 /**
  * Nudges for the loops that otherwise poll: a task arrived or ended (start the next one),
@@ -12,6 +13,18 @@ export class TaskSignals {
   readonly deliver = new Subject<void>();
   /** The controller answers again after an outage: callbacks waiting out a backoff may go now. */
   readonly controllerBack = new Subject<void>();
+  /** Tasks claimed as `starting` by this process outside a start round (with a task's insert): the scheduler starts them. */
+  readonly claimed = new Subject<TaskEntity[]>();
+  /**
+   * Whether this process's scheduler starts what is claimed here: from its boot until its
+   * shutdown begins. Outside that, an insert claims nothing and leaves its task `pending`
+   * for a start round (here later, or at another replica).
+   */
+  startsHere = false;
+
+  claimedHere(tasks: TaskEntity[]): void {
+    this.claimed.next(tasks);
+  }
 
   /** A task was stored (committed) by this process. */
   taskStored(): void {

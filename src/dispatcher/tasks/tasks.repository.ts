@@ -42,6 +42,22 @@ const CLAIMABLE = `${PENDING_WAITS} AND (SELECT count(*) FROM ${TASKS} WHERE sta
 /** Serialises capacity claims across replicas (any fixed number both sides agree on). */
 const CLAIM_LOCK = 710_000_001;
 
+/** The oldest pending tasks up to the free capacity, moved to `starting` for `claimant`; to be sent under CLAIM_LOCK. */
+function claimStatement(capacity: number, claimant: string | null): { text: string; values: unknown[] } {
+  return {
+    text: `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
+         claimed AS (
+           UPDATE ${TASKS} t SET status = 'starting', started_at = statement_timestamp(),
+             deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type,
+             claimed_by = $3
+           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq
+                               FOR UPDATE SKIP LOCKED LIMIT (SELECT slots FROM free))
+           RETURNING t.*)
+         SELECT * FROM claimed ORDER BY created_at, seq`,
+    values: [capacity, ACTIVE_STATUSES, claimant],
+  };
+}
+
 export type TaskPatch = Partial<Pick<TaskEntity,
   'exitCode' | 'resultKey' | 'resultMetadata' | 'errorMessage' | 'runtimeRef' | 'runtimeBackend' | 'logsStoredAt'>>;
 
@@ -88,8 +104,7 @@ export class TasksRepository {
    * exists already (the caller reads that row only then).
    */
   async insertIfAbsent(task: Partial<TaskEntity>): Promise<TaskEntity | null> {
-    const insertable = Object.fromEntries(Object.entries(task).filter(([property]) => this.metadata.findColumnWithPropertyName(property)?.isInsert));
-    const parts = insertParts(this.metadata, insertable);
+    const parts = insertParts(this.metadata, this.insertable(task));
     return this.firstTask(await runPrepared(
       this.db,
       `INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) ON CONFLICT (task_id) DO NOTHING RETURNING ${this.columns}`,
@@ -226,19 +241,28 @@ export class TasksRepository {
     // The lock is taken before the statement, so its snapshot sees every claim committed before:
     // the transaction, the lock, the statement and COMMIT in one round trip.
     return tripTransaction(this.db, { lock: CLAIM_LOCK }, async (trips) => {
-      const [claimed] = await trips.send([{
-        text: `WITH free AS (SELECT greatest($1 - count(*), 0) AS slots FROM ${TASKS} WHERE status = ANY($2)),
-         claimed AS (
-           UPDATE ${TASKS} t SET status = 'starting', started_at = statement_timestamp(),
-             deadline_at = statement_timestamp() + make_interval(secs => t.timeout_seconds), runtime_backend = t.runtime_type,
-             claimed_by = $3
-           WHERE t.task_id IN (SELECT task_id FROM ${TASKS} WHERE status = 'pending' ORDER BY created_at, seq
-                               FOR UPDATE SKIP LOCKED LIMIT (SELECT slots FROM free))
-           RETURNING t.*)
-         SELECT * FROM claimed ORDER BY created_at, seq`,
-        values: [capacity, ACTIVE_STATUSES, claimant],
-      }], { commit: true });
+      const [claimed] = await trips.send([claimStatement(capacity, claimant)], { commit: true });
       return claimed.map((row) => this.toTask(row));
+    });
+  }
+
+  /**
+   * Stores a new task (null when its id exists already, as `insertIfAbsent`) and claims what
+   * the free capacity allows, as `claimPending` does, in one transaction and one round trip:
+   * a task that arrives at a dispatcher with a free slot is `starting` when the insert
+   * answers, and no start round has to look for it. The claim takes the oldest pending
+   * tasks first, so an earlier task still waiting is started before this one. `created` is
+   * the row as inserted (`pending`: the task request's answer shows the task as accepted).
+   */
+  insertAndClaim(task: Partial<TaskEntity>, capacity: number, claimant: string | null): Promise<{ created: TaskEntity | null; claimed: TaskEntity[] }> {
+    const parts = insertParts(this.metadata, this.insertable(task));
+    return tripTransaction(this.db, { lock: CLAIM_LOCK }, async (trips) => {
+      const [inserted, claimed] = await trips.send([
+        { text: `INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) ON CONFLICT (task_id) DO NOTHING RETURNING ${this.columns}`, values: parts.params },
+        claimStatement(capacity, claimant),
+      ], { commit: true });
+      // `created` is the row as the insert stored it (`pending`, as the task request's answer shows it); `claimed` as the claim left each.
+      return { created: this.firstTask(inserted), claimed: claimed.map((row) => this.toTask(row)) };
     });
   }
 
@@ -363,6 +387,11 @@ export class TasksRepository {
   }
 
   /** The first row of a RETURNING answer as an entity, with the same value types a find gives. */
+  /** The properties of `task` that are columns a row is inserted with. */
+  private insertable(task: Partial<TaskEntity>): Partial<TaskEntity> {
+    return Object.fromEntries(Object.entries(task).filter(([property]) => this.metadata.findColumnWithPropertyName(property)?.isInsert));
+  }
+
   private firstTask(raw: unknown): TaskEntity | null {
     const [row] = raw as Record<string, unknown>[];
     return row ? this.toTask(row) : null;

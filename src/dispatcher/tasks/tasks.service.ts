@@ -49,7 +49,7 @@ export class TasksService {
     const request = this.normalise(dto);
     this.validateForRuntime(request);
     const digest = createHmac('sha256', this.digestKey).update(canonicalJson(request)).digest('hex');
-    const created = await this.tasks.insertIfAbsent({
+    const stored = await this.store({
       taskId: request.task_id,
       agentImage: request.agent_image,
       runtimeType: request.runtime_target.type,
@@ -71,8 +71,11 @@ export class TasksService {
       ...traceColumns(),
       status: 'pending',
     });
+    const created = stored.created;
+    if (stored.claimed.length > 0) this.signals.claimedHere(stored.claimed);
     if (created) {
-      this.signals.taskStored();
+      // Claimed with its insert, or none of the capacity was free: a start round would find nothing to start.
+      if (!stored.claimedWithInsert) this.signals.taskStored();
       this.logger.log({ taskId: created.taskId, image: created.agentImage, runtime: created.runtimeType }, 'Task accepted');
       return { created: true, task: taskView(created) };
     }
@@ -82,6 +85,17 @@ export class TasksService {
       throw DomainError.conflict(`Task ${request.task_id} exists with a different request.`, { task_id: request.task_id });
     }
     return { created: false, task: await this.view(existing) };
+  }
+
+  /**
+   * Inserts the task, and claims with the insert what capacity allows while this process
+   * starts tasks (`TaskSignals.startsHere`): the scheduler then starts the claimed ones at
+   * once. `claimedWithInsert`: the claim ran, so no start round is needed for this task.
+   */
+  private async store(task: Partial<TaskEntity>): Promise<{ created: TaskEntity | null; claimed: TaskEntity[]; claimedWithInsert: boolean }> {
+    if (!this.signals.startsHere) return { created: await this.tasks.insertIfAbsent(task), claimed: [], claimedWithInsert: false };
+    const { created, claimed } = await this.tasks.insertAndClaim(task, this.config.maxConcurrentTasks, this.config.dispatcherInstance);
+    return { created, claimed, claimedWithInsert: true };
   }
 
   async get(taskId: string): Promise<TaskView> {
