@@ -9,7 +9,7 @@
 //   controller -> dispatcher insert commit, the dispatch round's claim, the brief, the hand-off
 //   dispatcher insert -> claim      the dispatcher's start round
 //   claim -> check-in answered      the spawner, the agent's start, its check-in and answer
-// Each as p50 and p90 over the tasks, in milliseconds (the database's clock and the agent's,
+// Each as p50, p90, p99 and the max over the tasks, in milliseconds (the database's clock and the agent's,
 // one machine). Needs local PostgreSQL and Redis; `npm run build` first.
 //
 //   STAGES_TASKS=100 STAGES_RATE=10 node scripts/pipeline-stages.mjs
@@ -81,7 +81,8 @@ async function main() {
     }
     console.log(`${count} tasks POSTed at ${rate}/s to the all-in-one server (${server.consumer}); ${report.checkins.size} agents reported their check-in`);
     for (const [stage, values] of stages) {
-      console.log(`${stage.padEnd(34)} p50 ${percentile(values, 50)?.toFixed(1)} ms, p90 ${percentile(values, 90)?.toFixed(1)} ms (n ${values.length})`);
+      const at = (share) => percentile(values, share)?.toFixed(1);
+      console.log(`${stage.padEnd(34)} p50 ${at(50)} ms, p90 ${at(90)} ms, p99 ${at(99)} ms, max ${at(100)} ms (n ${values.length})`);
     }
     if (report.checkins.size < count) process.exitCode = 1;
   } finally {
