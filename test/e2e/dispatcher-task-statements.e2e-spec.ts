@@ -165,7 +165,7 @@ describe('the tasks repository on the start path, against PostgreSQL', () => {
 
   it('stores a task and claims what the capacity allows in one round trip, the oldest waiting task first, answering the row as accepted', async () => {
     await db.query(`UPDATE "dispatcher"."tasks" SET status = 'failed' WHERE status IN ('pending', 'starting', 'running')`);
-    // A free slot: the new task is claimed with its insert, and the row given back is the claimed one.
+    // A free slot: the new task is claimed with its insert.
     const first = makeTask();
     let stored: Awaited<ReturnType<TasksRepository['insertAndClaim']>> | null = null;
     const statements = await log.during(async () => (stored = await tasks.insertAndClaim(first, 2, 'replica-a')));

@@ -104,12 +104,8 @@ export class TasksRepository {
    * exists already (the caller reads that row only then).
    */
   async insertIfAbsent(task: Partial<TaskEntity>): Promise<TaskEntity | null> {
-    const parts = insertParts(this.metadata, this.insertable(task));
-    return this.firstTask(await runPrepared(
-      this.db,
-      `INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) ON CONFLICT (task_id) DO NOTHING RETURNING ${this.columns}`,
-      parts.params,
-    ));
+    const insert = this.insertStatement(task);
+    return this.firstTask(await runPrepared(this.db, insert.text, insert.values));
   }
 
   async findById(taskId: string): Promise<TaskEntity | null> {
@@ -255,12 +251,8 @@ export class TasksRepository {
    * the row as inserted (`pending`: the task request's answer shows the task as accepted).
    */
   insertAndClaim(task: Partial<TaskEntity>, capacity: number, claimant: string | null): Promise<{ created: TaskEntity | null; claimed: TaskEntity[] }> {
-    const parts = insertParts(this.metadata, this.insertable(task));
     return tripTransaction(this.db, { lock: CLAIM_LOCK }, async (trips) => {
-      const [inserted, claimed] = await trips.send([
-        { text: `INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) ON CONFLICT (task_id) DO NOTHING RETURNING ${this.columns}`, values: parts.params },
-        claimStatement(capacity, claimant),
-      ], { commit: true });
+      const [inserted, claimed] = await trips.send([this.insertStatement(task), claimStatement(capacity, claimant)], { commit: true });
       // `created` is the row as the insert stored it (`pending`, as the task request's answer shows it); `claimed` as the claim left each.
       return { created: this.firstTask(inserted), claimed: claimed.map((row) => this.toTask(row)) };
     });
@@ -386,12 +378,14 @@ export class TasksRepository {
     ));
   }
 
-  /** The first row of a RETURNING answer as an entity, with the same value types a find gives. */
-  /** The properties of `task` that are columns a row is inserted with. */
-  private insertable(task: Partial<TaskEntity>): Partial<TaskEntity> {
-    return Object.fromEntries(Object.entries(task).filter(([property]) => this.metadata.findColumnWithPropertyName(property)?.isInsert));
+  /** The insert of a new task, nothing when its id exists; the row given back as `firstTask` reads it. */
+  private insertStatement(task: Partial<TaskEntity>): { text: string; values: unknown[] } {
+    const insertable = Object.fromEntries(Object.entries(task).filter(([property]) => this.metadata.findColumnWithPropertyName(property)?.isInsert));
+    const parts = insertParts(this.metadata, insertable);
+    return { text: `INSERT INTO ${TASKS} (${parts.names}) VALUES (${parts.placeholders}) ON CONFLICT (task_id) DO NOTHING RETURNING ${this.columns}`, values: parts.params };
   }
 
+  /** The first row of a RETURNING answer as an entity, with the same value types a find gives. */
   private firstTask(raw: unknown): TaskEntity | null {
     const [row] = raw as Record<string, unknown>[];
     return row ? this.toTask(row) : null;

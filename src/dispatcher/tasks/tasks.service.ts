@@ -71,12 +71,13 @@ export class TasksService {
       ...traceColumns(),
       status: 'pending',
     });
-    const created = stored.created;
-    if (stored.claimed.length > 0) this.signals.claimedHere(stored.claimed);
+    const { created, claimed } = stored;
+    if (created) this.logger.log({ taskId: created.taskId, image: created.agentImage, runtime: created.runtimeType }, 'Task accepted');
+    // The tasks the insert's claim took (this one, or older ones a slot freed for) start now.
+    if (claimed.length > 0) this.signals.claimedHere(claimed);
     if (created) {
-      // Claimed with its insert, or none of the capacity was free: a start round would find nothing to start.
+      // When the claim ran with the insert, a start round would find nothing more to start.
       if (!stored.claimedWithInsert) this.signals.taskStored();
-      this.logger.log({ taskId: created.taskId, image: created.agentImage, runtime: created.runtimeType }, 'Task accepted');
       return { created: true, task: taskView(created) };
     }
     // The insert met a committed row, and the dispatcher never deletes a task.
