@@ -115,7 +115,7 @@ describe('the controller queue on PostgreSQL', () => {
     }
     // The transaction, its lock and the opening read; the claim and COMMIT.
     expect(sent.texts).toHaveLength(2);
-    expect(sent.texts[0]).toMatch(/^START TRANSACTION;\nSELECT pg_advisory_xact_lock\(\d+\);\nSELECT/);
+    expect(sent.texts[0]).toMatch(/^START TRANSACTION;\nSELECT pg_advisory_xact_lock\(\d+\);\nWITH held AS/);
     expect(sent.texts[1]).toMatch(/;\nCOMMIT$/);
     expect(batch.tasks.map((task) => task.guid)).toEqual([posted.guid]);
     // With the inline brief, which the claim reads for its sender and lists never do.
@@ -201,6 +201,49 @@ describe('the controller queue on PostgreSQL', () => {
     await sources[0].query(`UPDATE "controller"."dispatchers" SET capacity = 3`);
     expect(await queue.claim(64, 60)).toHaveLength(1);
     expect((await reasons()).map((row) => row.reason)).toEqual(Array(3).fill('Every fitting dispatcher is busy (d 3/3); the task waits for a free slot.'));
+  });
+
+  it('reads a first page sized by the free slots, and still finds a deeper task that a free slot fits', async () => {
+    const busy = await reset(2);
+    const [other] = await sources[0].query(
+      `INSERT INTO "controller"."dispatchers" (name, slug, endpoint_url, heartbeat_interval_seconds, last_heartbeat_at, backends, capacity)
+       VALUES ('e', 'e', 'http://127.0.0.1:2', 30, now(), '["local"]', 1) RETURNING guid`,
+    );
+    for (const agentImage of ['running-1', 'running-2']) {
+      const running = await post({ agentImage, requestedDispatcher: 'd' });
+      await tasks.assign([{ guid: running.guid, dispatcherGuid: busy, dispatcherSlug: 'd', callbackTokenHash: 'ab' }]);
+      await tasks.transitionMany([running.guid], 'dispatched');
+    }
+    // 100 tasks for the full dispatcher, then one for the free one.
+    await sources[0].query(
+      `INSERT INTO "controller"."tasks" (guid, agent_image, runtime_target, resources, timeout_seconds, brief_key, fairness_group, requested_dispatcher)
+       SELECT gen_random_uuid(), 'for-d', '{"type":"local","namespace":""}', '{}', 60, 'b', 'creator:operator:a', 'd' FROM generate_series(1, 100)`,
+    );
+    const deep = await post({ agentImage: 'for-e', requestedDispatcher: 'e' });
+    const sent = sentStatements();
+    let claimed;
+    try {
+      claimed = await queue.claim(64, 60);
+    } finally {
+      sent.stop();
+    }
+    expect(claimed.map((task) => [task.guid, task.dispatcherGuid])).toEqual([[deep.guid, other.guid]]);
+    // One slot free: the opening read 32 tasks; the next page (the rest, as far as a full window) found the task.
+    expect(sent.texts).toHaveLength(3);
+    const told = async () => Number((await sources[0].query(`SELECT count(*) FROM "controller"."tasks" WHERE agent_image = 'for-d' AND last_dispatch_error IS NOT NULL`))[0].count);
+    expect(await told()).toBe(100);
+
+    // No slot free anywhere: a claim reads its first page only, and tells those tasks why they wait.
+    await sources[0].query(`UPDATE "controller"."tasks" SET last_dispatch_error = NULL`);
+    expect(await replica.claim(64, 60)).toEqual([]);
+    const reasons = await sources[0].query(`SELECT last_dispatch_error AS reason FROM "controller"."tasks" WHERE agent_image = 'for-d' AND last_dispatch_error IS NOT NULL`);
+    expect(reasons).toHaveLength(32);
+    expect(new Set(reasons.map((row: { reason: string }) => row.reason))).toEqual(new Set(['Every fitting dispatcher is busy (d 2/2); the task waits for a free slot.']));
+
+    // A dispatcher that reports no capacity may take every task: the page is a full window.
+    await sources[0].query(`UPDATE "controller"."dispatchers" SET capacity = NULL WHERE guid = $1`, [other.guid]);
+    await sources[0].query(`UPDATE "controller"."tasks" SET requested_dispatcher = NULL WHERE agent_image = 'for-d'`);
+    expect(await queue.claim(64, 60)).toHaveLength(64);
   });
 
   it('never lets two replicas claiming at once exceed a key limit or a dispatcher capacity', async () => {

@@ -22,15 +22,24 @@ export const QUEUE_CLAIM_LOCK = 0x5ced0121;
 /** Rows one pass reads per task it may take: room to pass over tasks that must wait. */
 const WINDOW_FACTOR = 2;
 const MAX_PASSES = 4;
+/**
+ * The fewest rows the opening reads. Its page is sized by the slots free when the claim
+ * begins (WINDOW_FACTOR rows a free slot, at most a full window): in a busy queue most claims
+ * have a slot or none to fill, and a full window re-read 128 waiting tasks each time to tell
+ * them the reason they already had. Later passes read full windows, so a claim still looks as
+ * deep for a task a free slot fits; tasks past the first page are told why they wait as the
+ * queue moves them up.
+ */
+const MIN_OPENING_WINDOW = 32;
 
 /** A task holds a slot of its dispatcher and of its key while dispatched or running, or while a round has it claimed. */
 const HOLDS_SLOT = `(status IN ('dispatched', 'running') OR (status = 'pending' AND dispatch_claimed_until > now()))`;
 
 /**
- * Pending tasks that are due and unclaimed, in queue order: at most $1, none of the keys in
+ * Pending tasks that are due and unclaimed, in queue order: at most `limit`, none of the keys in
  * $2 (known to be full), after the row ($3 priority, $4 fair tag, $5 creation, $6 guid) when given.
  */
-const CANDIDATES = `SELECT guid, dispatcher_task_id, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
+const candidatesUpTo = (limit: string) => `SELECT guid, dispatcher_task_id, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit,
          priority, fair_tag, created_at, created_at::text AS created_at_text, last_dispatch_error
   FROM ${TASKS}
   WHERE status = 'pending'
@@ -39,7 +48,27 @@ const CANDIDATES = `SELECT guid, dispatcher_task_id, runtime_target->>'type' AS 
     AND (concurrency_key IS NULL OR concurrency_key <> ALL($2::text[]))
     AND ($3::int IS NULL OR priority < $3 OR (priority = $3 AND (fair_tag, created_at, guid) > ($4::float8, $5::timestamptz, $6::uuid)))
   ORDER BY priority DESC, fair_tag, created_at, guid
-  LIMIT $1`;
+  LIMIT ${limit}`;
+const CANDIDATES = candidatesUpTo('$1');
+
+/**
+ * The fields of a candidate row, in the order the opening sends each candidate as a JSON array:
+ * a window of 128 candidates sent as objects repeated every field's name in every row, over
+ * half of the opening's text in a long queue (docs/performance.md, twenty-seventh pass).
+ */
+const CANDIDATE_FIELDS = ['guid', 'dispatcher_task_id', 'runtime_type', 'dispatcher_labels', 'requested_dispatcher', 'concurrency_key', 'concurrency_limit',
+  'priority', 'fair_tag', 'created_at_text', 'last_dispatch_error'] as const satisfies readonly (keyof CandidateRow)[];
+
+/** Every field of CandidateRow is one of CANDIDATE_FIELDS (a compile error names the one left out). */
+const EVERY_FIELD_SENT: Record<Exclude<keyof CandidateRow, (typeof CANDIDATE_FIELDS)[number]>, never> = {};
+void EVERY_FIELD_SENT;
+
+/** A candidate the opening sent as an array of CANDIDATE_FIELDS. */
+function candidateRowOf(values: unknown[]): CandidateRow {
+  const row: Record<string, unknown> = {};
+  for (let i = 0; i < CANDIDATE_FIELDS.length; i++) row[CANDIDATE_FIELDS[i]] = values[i];
+  return row as unknown as CandidateRow;
+}
 
 interface CandidateRow {
   guid: string;
@@ -148,7 +177,7 @@ export class QueueClaim {
     // pass needs them; the reasons, the claim and COMMIT.
     return tripTransaction(this.db, { lock: QUEUE_CLAIM_LOCK }, async (trips) => {
       const window = size * WINDOW_FACTOR;
-      const { dispatchers, held, candidates, superseded } = await this.opening(trips, window, probeAt !== null);
+      const { dispatchers, held, candidates, opened, superseded } = await this.opening(trips, window, probeAt !== null);
       const probe = probeAt ? { online: dispatchers.some((dispatcher) => dispatcherState(dispatcher.lastHeartbeatAt, dispatcher.heartbeatIntervalSeconds, probeAt) === 'online'), superseded } : null;
       if (probe && !probe.online) return { probe, batch: { tasks: [], dispatchers, held, armed: new Set<string>() } };
       // The plan counts its own choices into the map it is given: the batch's sender counts them as it sends.
@@ -160,7 +189,7 @@ export class QueueClaim {
         for (const row of rows) seen.set(row.guid, row);
         await this.readKeys(trips, rows, slots);
         const more = slots.take(rows.map(candidateOf), size);
-        if (!more || rows.length < window) break;
+        if (!more || rows.length < (pass === 0 ? opened : window)) break;
         after = rows[rows.length - 1];
       }
       const arming = arm ? armings(slots.plan.chosen, seen, dispatchers, arm) : new Map<string, Arming>();
@@ -172,24 +201,35 @@ export class QueueClaim {
   /**
    * What every claim reads first, in one statement under the lock (so in one snapshot taken
    * after it): every dispatcher, the slots each holds cluster-wide, and the first page of
-   * candidates. Three round trips were one each; each is a write to PostgreSQL and a wait.
+   * candidates, `opened` rows at most: WINDOW_FACTOR a slot free on any dispatcher, at least
+   * MIN_OPENING_WINDOW, at most `limit` (and `limit` when a dispatcher reports no capacity or
+   * none is registered: every task may then be taken). Three round trips were one each; each
+   * is a write to PostgreSQL and a wait.
    */
-  private async opening(trips: Trips, limit: number, probing: boolean): Promise<{ dispatchers: Dispatcher[]; held: Map<string, number>; candidates: CandidateRow[]; superseded: boolean }> {
+  private async opening(trips: Trips, limit: number, probing: boolean): Promise<{ dispatchers: Dispatcher[]; held: Map<string, number>; candidates: CandidateRow[]; opened: number; superseded: boolean }> {
     const metadata = this.db.getMetadata(Dispatcher);
     const [[row]] = (await trips.send([{
-      text: `SELECT ${probing ? SUPERSEDED_OPEN : 'false'} AS superseded,
+      text: `WITH held AS (
+           SELECT dispatcher_guid, count(*)::int AS held FROM ${TASKS}
+           WHERE dispatcher_guid IS NOT NULL AND ${HOLDS_SLOT} GROUP BY dispatcher_guid),
+         opened AS (
+           SELECT CASE WHEN count(*) = 0 OR bool_or(d.capacity IS NULL OR d.capacity <= 0) THEN $1::int
+                       ELSE least($1::int, greatest($7::int, $8::int * sum(greatest(d.capacity - coalesce(h.held, 0), 0))::int)) END AS size
+           FROM "controller"."dispatchers" d LEFT JOIN held h ON h.dispatcher_guid = d.guid)
+       SELECT ${probing ? SUPERSEDED_OPEN : 'false'} AS superseded,
          (SELECT coalesce(json_agg(d), '[]'::json) FROM (SELECT ${selectedColumns(metadata)} FROM "controller"."dispatchers") d) AS dispatchers,
-         (SELECT coalesce(json_agg(h), '[]'::json)
-            FROM (SELECT dispatcher_guid, count(*)::int AS held FROM ${TASKS}
-                  WHERE dispatcher_guid IS NOT NULL AND ${HOLDS_SLOT} GROUP BY dispatcher_guid) h) AS held,
-         (SELECT coalesce(json_agg(c ORDER BY c.priority DESC, c.fair_tag, c.created_at, c.guid), '[]'::json)
-            FROM (${CANDIDATES}) c) AS candidates`,
-      values: [limit, [], null, null, null, null],
-    }])) as unknown as { superseded: boolean; dispatchers: Record<string, unknown>[]; held: { dispatcher_guid: string; held: number }[]; candidates: CandidateRow[] }[][];
+         (SELECT coalesce(json_agg(h), '[]'::json) FROM held h) AS held,
+         (SELECT size FROM opened) AS opened,
+         (SELECT coalesce(json_agg(json_build_array(${CANDIDATE_FIELDS.map((field) => `c.${field}`).join(', ')})
+                    ORDER BY c.priority DESC, c.fair_tag, c.created_at, c.guid), '[]'::json)
+            FROM (${candidatesUpTo('(SELECT size FROM opened)')}) c) AS candidates`,
+      values: [limit, [], null, null, null, null, Math.min(MIN_OPENING_WINDOW, limit), WINDOW_FACTOR],
+    }])) as unknown as { superseded: boolean; dispatchers: Record<string, unknown>[]; held: { dispatcher_guid: string; held: number }[]; opened: number; candidates: unknown[][] }[][];
     return {
       dispatchers: row.dispatchers.map((dispatcher) => hydrate<Dispatcher>(this.db, metadata, dispatcher)),
       held: new Map(row.held.map((entry) => [entry.dispatcher_guid, Number(entry.held)])),
-      candidates: row.candidates,
+      candidates: row.candidates.map(candidateRowOf),
+      opened: row.opened,
       superseded: row.superseded,
     };
   }
