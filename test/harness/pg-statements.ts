@@ -10,3 +10,13 @@ export function sentStatements(): { texts: string[]; stop: () => void } {
   } as typeof Client.prototype.query;
   return { texts, stop: () => (Client.prototype.query = original) };
 }
+
+/** What `run` answers, with the statements every `pg` client sent while it ran. */
+export async function statementsDuring<T>(run: () => Promise<T>): Promise<{ result: T; texts: string[] }> {
+  const sent = sentStatements();
+  try {
+    return { result: await run(), texts: sent.texts };
+  } finally {
+    sent.stop();
+  }
+}

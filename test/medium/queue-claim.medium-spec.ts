@@ -3,7 +3,7 @@ import { Dispatcher } from '../../src/controller/dispatchers/dispatchers.entity'
 import { QueueClaim } from '../../src/controller/scheduling/queue-claim';
 import { Task } from '../../src/controller/tasks/tasks.entity';
 import { TasksRepository } from '../../src/controller/tasks/tasks.repository';
-import { sentStatements } from '../harness/pg-statements';
+import { sentStatements, statementsDuring } from '../harness/pg-statements';
 import { controllerDatabase, makeTaskRow, repositoryOn } from './controller-tasks';
 
 /** The queue's claim on PostgreSQL (issue 21, items 0 to 3): order, fair share, limits, capacity. */
@@ -106,17 +106,11 @@ describe('the controller queue on PostgreSQL', () => {
   it('claims in two round trips, each task as the repository loads it', async () => {
     await reset(5);
     const posted = await post({ env: { A: "it's" }, dispatcherLabels: { zone: 'a' } });
-    const sent = sentStatements();
-    let batch;
-    try {
-      batch = await queue.claimBatch(5, 60);
-    } finally {
-      sent.stop();
-    }
+    const { result: batch, texts } = await statementsDuring(() => queue.claimBatch(5, 60));
     // The transaction, its lock and the opening read; the claim and COMMIT.
-    expect(sent.texts).toHaveLength(2);
-    expect(sent.texts[0]).toMatch(/^START TRANSACTION;\nSELECT pg_advisory_xact_lock\(\d+\);\nWITH held AS/);
-    expect(sent.texts[1]).toMatch(/;\nCOMMIT$/);
+    expect(texts).toHaveLength(2);
+    expect(texts[0]).toMatch(/^START TRANSACTION;\nSELECT pg_advisory_xact_lock\(\d+\);\nWITH held AS/);
+    expect(texts[1]).toMatch(/;\nCOMMIT$/);
     expect(batch.tasks.map((task) => task.guid)).toEqual([posted.guid]);
     // With the inline brief, which the claim reads for its sender and lists never do.
     const loaded = await sources[0].getRepository(Task).findOneBy({ guid: posted.guid });
@@ -189,12 +183,8 @@ describe('the controller queue on PostgreSQL', () => {
     const told = await reasons();
     expect(told.map((row) => row.reason)).toEqual(Array(4).fill(busy));
     // The same reason again: no statement writes it, and the rows are as they were.
-    const sent = sentStatements();
-    try {
-      expect(await replica.claim(64, 60)).toEqual([]);
-    } finally {
-      sent.stop();
-    }
+    const sent = await statementsDuring(() => replica.claim(64, 60));
+    expect(sent.result).toEqual([]);
     expect(sent.texts.join('\n')).not.toContain('last_dispatch_error = v.reason');
     expect(await reasons()).toEqual(told);
     // A dispatcher with a larger capacity: the reason the rest wait for changes, and is written.
@@ -220,16 +210,10 @@ describe('the controller queue on PostgreSQL', () => {
        SELECT gen_random_uuid(), 'for-d', '{"type":"local","namespace":""}', '{}', 60, 'b', 'creator:operator:a', 'd' FROM generate_series(1, 100)`,
     );
     const deep = await post({ agentImage: 'for-e', requestedDispatcher: 'e' });
-    const sent = sentStatements();
-    let claimed;
-    try {
-      claimed = await queue.claim(64, 60);
-    } finally {
-      sent.stop();
-    }
+    const { result: claimed, texts: sent } = await statementsDuring(() => queue.claim(64, 60));
     expect(claimed.map((task) => [task.guid, task.dispatcherGuid])).toEqual([[deep.guid, other.guid]]);
     // One slot free: the opening read 32 tasks; the next page (the rest, as far as a full window) found the task.
-    expect(sent.texts).toHaveLength(3);
+    expect(sent).toHaveLength(3);
     const told = async () => Number((await sources[0].query(`SELECT count(*) FROM "controller"."tasks" WHERE agent_image = 'for-d' AND last_dispatch_error IS NOT NULL`))[0].count);
     expect(await told()).toBe(100);
 
