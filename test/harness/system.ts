@@ -71,9 +71,8 @@ export async function testEnv(options: TestSystemOptions = {}): Promise<Record<s
 
 /** Boots the real system (both roles by default) in this process, on loopback ports. */
 export async function startTestSystem(options: TestSystemOptions = {}): Promise<TestSystem> {
-  const env = await testEnv(options);
-  const config = loadConfig(env);
-  let running = await startSystem(config);
+  const { config, running: first } = await bootOnFreePorts(options);
+  let running = first;
   const system: TestSystem = {
     config,
     controllerUrl: `http://127.0.0.1:${config.controllerPort}`,
@@ -94,6 +93,29 @@ export async function startTestSystem(options: TestSystemOptions = {}): Promise<
     },
   };
   return system;
+}
+
+const PORT_SETTINGS = ['CONTROLLER_PORT', 'DISPATCHER_PORT'] as const;
+const PORT_TRIES = 3;
+
+/**
+ * Boots on the ports `testEnv` found free. A port free a moment ago can be taken before the
+ * server listens (another Jest worker's port or outgoing connection): when the ports were chosen
+ * here, not by the spec, the boot is tried again on fresh ones (startSystem closes what it opened
+ * before it throws).
+ */
+async function bootOnFreePorts(options: TestSystemOptions): Promise<{ config: AppConfig; running: RunningSystem }> {
+  let env = await testEnv(options);
+  const portsChosenHere = PORT_SETTINGS.every((setting) => options.env?.[setting] === undefined);
+  for (let attempt = 1; ; attempt++) {
+    const config = loadConfig(env);
+    try {
+      return { config, running: await startSystem(config) };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || !portsChosenHere || attempt >= PORT_TRIES) throw error;
+      env = { ...env, CONTROLLER_PORT: String(await freePort()), DISPATCHER_PORT: String(await freePort()) };
+    }
+  }
 }
 
 /** A second controller of a test system, in a process of its own. */
