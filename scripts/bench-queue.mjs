@@ -122,7 +122,7 @@ async function timeClaims(source) {
 /** The baseline: the plainest walk of the same pending rows, in creation order. */
 const BASELINE = `SELECT guid FROM "controller"."tasks" WHERE status = 'pending' ORDER BY created_at, guid LIMIT ${BATCH * 2}`;
 
-/** The claim query: the walk of pending tasks in queue order that a claim's first pass reads. */
+/** The claim query: the walk of pending tasks in queue order, a full page (a later pass's, and the most a claim's opening reads). */
 const CANDIDATES = `SELECT guid, runtime_target->>'type' AS runtime_type, dispatcher_labels, requested_dispatcher, concurrency_key, concurrency_limit, priority, fair_tag, created_at::text AS created_at_text
      FROM "controller"."tasks"
      WHERE status = 'pending' AND (next_dispatch_at IS NULL OR next_dispatch_at <= now())
